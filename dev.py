@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Set-up and tasks for omcm developers, with nothing installed by hand.
+
+    python3 dev.py demo     # the recorded demo session through `omcm hook`
+    python3 dev.py test     # the whole test suite
+    python3 dev.py matrix   # the tox matrix (Python 3.10-3.13 x plugin sets)
+    python3 dev.py bench    # the latency benchmark (writes nothing to docs/)
+
+Each task first makes ``.venv`` (a virtual environment of the Python running
+this script) and installs omcm-core and every plugin under ``plugins/`` into it,
+reinstalling only when a pyproject.toml changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def plugin_dirs() -> list[Path]:
+    return sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
+
+
+def _stamp() -> str:
+    digest = hashlib.sha256(sys.version.encode())
+    for path in [ROOT / "pyproject.toml", *(p / "pyproject.toml" for p in plugin_dirs())]:
+        digest.update(str(path).encode() + path.read_bytes())
+        extras = path.parent / ".dev-extras"
+        if extras.exists():
+            digest.update(extras.read_bytes())
+    return digest.hexdigest()
+
+
+def setup() -> None:
+    stamp_file = VENV / ".omcm-stamp"
+    if stamp_file.exists() and stamp_file.read_text() == _stamp() and PY.exists():
+        return
+    if not PY.exists():
+        print("dev.py: creating .venv", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["--upgrade", "pip", "setuptools", "wheel"], check=True)
+    targets = ["-e", f"{ROOT}[test]"]
+    for plugin in plugin_dirs():
+        # A plugin may ask for extras in tests (e.g. "[embeddings]") in a file .dev-extras.
+        extras_file = plugin / ".dev-extras"
+        extras = extras_file.read_text().strip() if extras_file.exists() else ""
+        targets += ["-e", f"{plugin}{extras}"]
+    extra_reqs = ROOT / "requirements-dev.txt"
+    if extra_reqs.exists():
+        targets += ["-r", str(extra_reqs)]
+    print("dev.py: installing omcm-core and plugins into .venv", flush=True)
+    subprocess.run(pip + targets, check=True)
+    stamp_file.write_text(_stamp())
+
+
+def run(*argv: str) -> int:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(list(argv), cwd=ROOT, env=env).returncode
+
+
+def main(argv: list[str]) -> int:
+    task = argv[0] if argv else "help"
+    rest = argv[1:]
+    if task not in ("demo", "test", "matrix", "bench", "setup"):
+        print(__doc__)
+        return 0 if task == "help" else 2
+    setup()
+    if task == "setup":
+        return 0
+    if task == "demo":
+        return run(str(PY), str(ROOT / "demo" / "run_demo.py"), *rest)
+    if task == "test":
+        return run(str(PY), "-m", "pytest", *(rest or ["-q"]))
+    if task == "matrix":
+        subprocess.run([str(PY), "-m", "pip", "install", "-q", "tox>=4"], check=True)
+        return run(str(PY), "-m", "tox", "run-parallel", *rest)
+    if task == "bench":
+        return run(str(PY), str(ROOT / "bench" / "hook_latency.py"), *rest)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,3 @@
+from omcm_core.cli import main
+
+raise SystemExit(main())

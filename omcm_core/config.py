@@ -1,0 +1,194 @@
+"""Configuration: TOML in OMCM_HOME, an optional project file, environment overrides.
+
+Sources, later ones winning key by key:
+
+1. ``OMCM_HOME/config.toml``
+2. ``<project>/.claude/omcm.toml``
+3. environment variables ``OMCM__<SECTION>__<KEY>=value`` (section and key in
+   upper case, dashes as underscores; the value is read as TOML, so ``7`` is a
+   number, ``true`` a boolean, anything unparsable a string).
+
+Each plugin has one section named after it (``[tool-counter]``); the core's is
+``[core]``. A plugin describes its section with an attrs class whose fields all
+have defaults; an unknown key or a value of the wrong type is logged with its
+name and that key keeps its default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, TypeVar
+
+import attrs
+from attrs import define, field
+
+from omcm_core.log import get_logger
+
+T = TypeVar("T")
+CONFIG_FILE = "config.toml"
+PROJECT_CONFIG = Path(".claude") / "omcm.toml"
+ENV_PREFIX = "OMCM__"
+
+_log = get_logger(component="config")
+
+
+@attrs.frozen(kw_only=True)
+class CoreConfig:
+    """``[core]``: settings of the dispatcher itself."""
+
+    #: Message language for every plugin: "auto" (from LANG), "en" or "ko".
+    language: str = field(default="auto", validator=attrs.validators.in_(("auto", "en", "ko")))
+    #: How long one plugin may take on one event before it is skipped.
+    plugin_budget_ms: int = 1500
+    #: SessionEnd hooks share 1.5 s in Claude Code; each plugin gets this much.
+    session_end_budget_ms: int = 400
+    #: Consecutive failures that open a plugin's circuit breaker.
+    breaker_threshold: int = 3
+    #: How long an open breaker keeps the plugin out before one trial call.
+    breaker_cooldown_s: int = 300
+    #: Plugins that act as security gates: if one of them fails on PreToolUse,
+    #: the call is denied instead of allowed.
+    fail_closed: tuple = ()
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        _log.warning("config_unreadable", path=str(path), error=str(exc))
+        return {}
+    try:
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib
+        return tomllib.loads(data.decode("utf-8"))
+    except Exception as exc:
+        _log.error("config_invalid_toml", path=str(path), error=str(exc))
+        return {}
+
+
+def _env_value(raw: str) -> Any:
+    try:
+        try:
+            import tomllib
+        except ModuleNotFoundError:
+            import tomli as tomllib
+        return tomllib.loads(f"v = {raw}")["v"]
+    except Exception:
+        return raw
+
+
+@define
+class Config:
+    """All sections from every source, merged."""
+
+    sections: dict = field(factory=dict)
+    sources: list = field(factory=list)
+    _cache: dict = field(factory=dict)
+
+    @classmethod
+    def load(
+        cls, home: Path, project: Optional[Path] = None, env: Optional[Mapping[str, str]] = None
+    ) -> "Config":
+        env = os.environ if env is None else env
+        merged: dict[str, dict] = {}
+        sources = []
+        paths = [home / CONFIG_FILE] + ([project / PROJECT_CONFIG] if project else [])
+        for path in paths:
+            data = _read_toml(path) if path.is_file() else {}
+            if data:
+                sources.append(str(path))
+            for section, values in data.items():
+                if not isinstance(values, dict):
+                    _log.error("config_not_a_section", path=str(path), key=section)
+                    continue
+                merged.setdefault(section, {}).update(values)
+        for name, raw in env.items():
+            if not name.startswith(ENV_PREFIX):
+                continue
+            parts = name[len(ENV_PREFIX) :].split("__")
+            if len(parts) != 2 or not all(parts):
+                _log.warning("config_env_ignored", variable=name)
+                continue
+            section, key = parts[0].lower(), parts[1].lower()
+            merged.setdefault(_section_name(section, merged), {})[key] = _env_value(raw)
+            sources.append(f"env:{name}")
+        return cls(sections=merged, sources=sources)
+
+    def section(self, name: str, schema: type[T]) -> T:
+        """The ``[name]`` section as a ``schema`` instance, bad keys replaced by defaults."""
+        key = (name, schema)
+        if key not in self._cache:
+            self._cache[key] = build_section(name, self.sections.get(name, {}), schema)
+        return self._cache[key]
+
+
+def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:
+    # OMCM__TOOL_COUNTER__X must reach [tool-counter]: dashes cannot appear in env names.
+    for existing in merged:
+        if existing.replace("-", "_").lower() == env_section:
+            return existing
+    return env_section.replace("_", "-") if env_section != "core" else "core"
+
+
+def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
+    """Structure ``values`` into ``schema`` key by key; log and skip what does not fit."""
+    from omcm_core.payload import converter
+
+    try:
+        attrs.resolve_types(schema)
+    except Exception:  # unresolvable annotations: values are then taken as given
+        pass
+    fields = {f.name: f for f in attrs.fields(schema)}
+    good: dict[str, Any] = {}
+    for key, value in values.items():
+        attr_name = key.replace("-", "_")
+        spec = fields.get(attr_name)
+        if spec is None:
+            _log.error("config_unknown_key", section=name, key=key, known=sorted(fields))
+            continue
+        try:
+            if spec.type is not None and spec.type is not Any:
+                value = _coerce(value, spec.type, converter())
+            candidate = {**good, attr_name: value}
+            schema(**candidate)  # runs the class's validators on this key
+            good[attr_name] = value
+        except Exception as exc:
+            _log.error(
+                "config_bad_value", section=name, key=key, value=repr(value)[:100], error=str(exc)[:200]
+            )
+    return schema(**good)
+
+
+def _coerce(value: Any, type_: Any, conv: Any) -> Any:
+    if type_ in (int, float) and isinstance(value, bool):
+        raise TypeError(f"expected {type_.__name__}, got bool")
+    if type_ is int and not isinstance(value, int):
+        raise TypeError(f"expected int, got {type(value).__name__}")
+    if type_ is tuple or getattr(type_, "__origin__", None) is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        return tuple(value)
+    if type_ is float and isinstance(value, int):
+        return float(value)
+    if isinstance(type_, type):
+        if not isinstance(value, type_):
+            raise TypeError(f"expected {type_.__name__}, got {type(value).__name__}")
+        return value
+    return conv.structure(value, type_)
+
+
+def resolve_language(setting: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """"en" or "ko": the setting, else the user's locale (LANG/LC_ALL starting with ko)."""
+    if setting in ("en", "ko"):
+        return setting
+    env = os.environ if env is None else env
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var)
+        if value:
+            return "ko" if value.lower().startswith("ko") else "en"
+    return "en"

@@ -1,0 +1,79 @@
+"""What a plugin gets besides the event: store, config, paths, language, logger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, TypeVar
+
+from omcm_core.config import Config, CoreConfig, resolve_language
+from omcm_core.log import Logger, get_logger
+from omcm_core.paths import ensure_private_dir, session_dir
+from omcm_core.store import Store
+
+T = TypeVar("T")
+
+
+class Context:
+    """One per plugin per dispatch. Everything is created on first use.
+
+    :ivar plugin: the plugin's name (its entry-point name).
+    :ivar home: ``OMCM_HOME``; user-level state lives here, owner-only.
+    :ivar project_dir: ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``, else None.
+    :ivar env: the environment of the hook call (the client's, under the daemon).
+    :ivar log: a logger bound to ``plugin=<name>``; lines go to OMCM_HOME/logs.
+    """
+
+    def __init__(
+        self,
+        plugin: str,
+        home: Path,
+        project_dir: Optional[Path],
+        config: Config,
+        env: Optional[dict] = None,
+        store: Optional[Store] = None,
+    ) -> None:
+        self.plugin = plugin
+        self.home = home
+        self.project_dir = project_dir
+        self.env = env if env is not None else {}
+        self._config = config
+        self._store = store
+        self.log: Logger = get_logger(plugin=plugin)
+
+    @property
+    def store(self) -> Store:
+        """The shared SQLite store (``OMCM_HOME/omcm.db``); connects on first use."""
+        if self._store is None:
+            self._store = Store(self.home)
+        return self._store
+
+    def config(self, schema: type[T]) -> T:
+        """This plugin's config section (``[<plugin name>]``) as a ``schema`` instance."""
+        return self._config.section(self.plugin, schema)
+
+    @property
+    def core_config(self) -> CoreConfig:
+        return self._config.section("core", CoreConfig)
+
+    @property
+    def language(self) -> str:
+        """"en" or "ko", shared by every plugin: ``[core] language``, else LANG."""
+        return resolve_language(self.core_config.language, self.env)
+
+    def session_dir(self, session_id: Optional[str], create: bool = True) -> Path:
+        """``OMCM_HOME/sessions/<id>`` for an untrusted id; never outside OMCM_HOME."""
+        path = session_dir(self.home, session_id)
+        if create:
+            ensure_private_dir(path)
+        return path
+
+    def data_dir(self, create: bool = True) -> Path:
+        """``OMCM_HOME/plugins/<plugin>``: a private folder for this plugin's files."""
+        path = self.home / "plugins" / self.plugin
+        if create:
+            ensure_private_dir(path)
+        return path
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()

@@ -1,0 +1,120 @@
+"""``omcm doctor``: is omcm installed, configured, registered and healthy?"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from omcm_core import __version__
+from omcm_core.config import Config, CoreConfig
+from omcm_core.context import Context
+from omcm_core.install import installed_commands, settings_path
+from omcm_core.manager import Manager
+from omcm_core.store import Store
+
+
+def _mode(path: Path) -> str:
+    try:
+        return oct(stat.S_IMODE(path.stat().st_mode))
+    except OSError:
+        return "missing"
+
+
+def recent_errors(log_file: Path, limit: int = 10) -> list[dict]:
+    try:
+        with open(log_file, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 256 * 1024))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    errors = []
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("level") in ("error", "critical"):
+            errors.append(entry)
+            if len(errors) >= limit:
+                break
+    return errors
+
+
+def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[str, Any]:
+    """Everything doctor knows, as JSON-friendly data; ``problems`` lists what is wrong."""
+    problems: list[str] = []
+    manager = Manager.from_environment(env)
+    config = Config.load(home, project, env)
+    out: dict[str, Any] = {
+        "omcm": {"version": __version__, "python": sys.version.split()[0], "executable": sys.executable},
+        "home": {"path": str(home), "mode": _mode(home)},
+    }
+    if home.exists() and os.name == "posix" and stat.S_IMODE(home.stat().st_mode) & 0o077:
+        problems.append(f"{home} is readable by others; run chmod 700 on it")
+    plugins = []
+    for info in manager.infos.values():
+        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why})
+        if not info.enabled and info.why.startswith(("import failed", "invalid")):
+            problems.append(f"plugin {info.name} {info.version}: {info.why}")
+    out["plugins"] = plugins
+    # Config: read every section through its schema so bad keys show up in the log and here.
+    from omcm_core import log
+
+    out["config"] = {"sources": config.sources}
+    config.section("core", CoreConfig)
+    for name, caller_result in _per_plugin(manager, "config_schema"):
+        if isinstance(caller_result, type):
+            config.section(name, caller_result)
+    store = Store(home)
+    try:
+        out["store"] = {"path": str(store.path), "bytes": store.size_bytes(), "check": store.check(), "mode": _mode(store.path)}
+        if out["store"]["check"] != "ok":
+            problems.append(f"store check failed: {out['store']['check']}")
+        from omcm_core.breaker import Breaker
+
+        core = config.section("core", CoreConfig)
+        breakers = Breaker(store, core.breaker_threshold, core.breaker_cooldown_s).rows()
+        out["breakers"] = breakers
+        for row in breakers:
+            if row["open"]:
+                problems.append(f"plugin {row['plugin']} is switched off by its circuit breaker: {row['last_error']}")
+    except Exception as exc:
+        problems.append(f"store unusable: {exc}")
+    registrations = {}
+    for scope in ("user", "project", "local"):
+        try:
+            path = settings_path(scope, project)
+        except Exception:
+            continue
+        found = installed_commands(path)
+        if found:
+            registrations[str(path)] = sorted({event for event, _ in found})
+    if env.get("CLAUDE_PLUGIN_ROOT"):
+        registrations["plugin"] = str(env["CLAUDE_PLUGIN_ROOT"])
+    out["registrations"] = registrations
+    if not registrations:
+        problems.append("omcm is not registered in any Claude Code settings.json (run: omcm install)")
+    for name, section in _per_plugin(manager, "doctor_report", home=home, project=project, config=config, env=env):
+        if isinstance(section, Mapping):
+            out.setdefault("plugin_reports", {})[name] = dict(section)
+            problems += [f"{name}: {p}" for p in section.get("problems", [])]
+    log_file = log.log_path() or home / "logs" / "omcm.jsonl"
+    out["recent_errors"] = recent_errors(log_file)
+    out["problems"] = problems
+    return out
+
+
+def _per_plugin(manager: Manager, hook: str, **ctx_args: Any):
+    for name, function, argnames in manager.implementations(hook):
+        kwargs = {}
+        if "ctx" in argnames:
+            kwargs["ctx"] = Context(name, ctx_args["home"], ctx_args["project"], ctx_args["config"], dict(ctx_args["env"]))
+        try:
+            yield name, function(**kwargs)
+        except Exception as exc:
+            yield name, {"problems": [f"{hook} raised {type(exc).__name__}: {exc}"]}

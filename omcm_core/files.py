@@ -1,0 +1,89 @@
+"""Crash-safe file writes and inter-process locks for plugin state files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+else:
+    import fcntl
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half.
+
+    Written to a temporary file in the same directory, flushed to disk, then
+    renamed over the target. A crash leaves at most a stray ``.tmp`` file.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if os.name == "posix":
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+
+def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def atomic_write_json(path: Path, value: Any, mode: int = 0o600) -> None:
+    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n", mode)
+
+
+def move_aside(path: Path, why: str = "corrupt") -> Optional[Path]:
+    """Rename a damaged file to ``<name>.<why>-<timestamp>`` and return the new path."""
+    target = path.with_name(f"{path.name}.{why}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    return target
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout: float = 5.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created owner-only if missing).
+
+    The lock dies with the process, so a crash never leaves a stale lock behind.
+    Raises ``TimeoutError`` after ``timeout`` seconds.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                if os.name == "nt":  # pragma: no cover
+                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                else:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"could not lock {path} within {timeout}s") from None
+                time.sleep(0.002)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

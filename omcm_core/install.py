@@ -1,0 +1,222 @@
+"""``omcm install`` / ``omcm uninstall``: add omcm to a Claude Code settings.json, then remove exactly that.
+
+Install records a manifest in ``OMCM_HOME/installs/`` with the file's original
+bytes and the exact hook entries it added. Uninstall removes those entries; if
+nothing else changed since, it restores the original bytes exactly, so everyone
+else's hooks and settings are byte-for-byte what they were. If the user edited
+the file meanwhile, only omcm's entries are removed and the rest is kept, in its
+order and indentation.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from omcm_core.files import atomic_write_bytes, atomic_write_json
+from omcm_core.paths import ensure_private_dir
+
+#: Hook event -> timeout in seconds. SessionEnd hooks share 1.5 s in Claude Code.
+TIMEOUTS = {
+    "PreToolUse": 10,
+    "PostToolUse": 15,
+    "PostToolUseFailure": 15,
+    "SessionStart": 20,
+    "SessionEnd": 1.5,
+    "UserPromptSubmit": 10,
+    "Stop": 10,
+    "SubagentStop": 10,
+    "PreCompact": 10,
+}
+HOOK_EVENTS = {
+    "pre_tool": ["PreToolUse"],
+    "post_tool": ["PostToolUse", "PostToolUseFailure"],
+    "session_start": ["SessionStart"],
+    "session_end": ["SessionEnd"],
+    "user_prompt_submit": ["UserPromptSubmit"],
+    "stop": ["Stop", "SubagentStop"],
+    "pre_compact": ["PreCompact"],
+}
+
+
+class InstallError(Exception):
+    pass
+
+
+def settings_path(scope: str, project: Optional[Path]) -> Path:
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    if project is None:
+        raise InstallError("project scope needs a project directory (--project-dir or CLAUDE_PROJECT_DIR)")
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return project / ".claude" / name
+
+
+def omcm_command() -> list[str]:
+    """How Claude Code should start omcm: this installation's own ``omcm`` script."""
+    script = Path(sys.executable).parent / ("omcm.exe" if os.name == "nt" else "omcm")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "omcm_core"]
+
+
+def hook_command(event: str, base: Optional[list[str]] = None) -> str:
+    parts = (base or omcm_command()) + ["hook", event]
+    if os.name == "nt":  # pragma: no cover
+        return " ".join(f'"{p}"' if " " in p else p for p in parts)
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def events_for_hooks(hooks: set[str]) -> list[str]:
+    events = []
+    for hook, names in HOOK_EVENTS.items():
+        if hook in hooks:
+            events.extend(names)
+    return events
+
+
+def _manifest_path(home: Path, settings: Path) -> Path:
+    digest = hashlib.sha256(str(settings.resolve()).encode()).hexdigest()[:16]
+    return ensure_private_dir(home / "installs") / f"{digest}.json"
+
+
+def _detect_indent(text: str) -> int:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" ")
+        if stripped and len(stripped) != len(line):
+            return len(line) - len(stripped)
+    return 2
+
+
+def _load(path: Path) -> tuple[Optional[bytes], dict]:
+    if not path.exists():
+        return None, {}
+    raw = path.read_bytes()
+    if not raw.strip():
+        return raw, {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InstallError(f"{path} is not valid JSON ({exc}); fix it first, omcm will not touch it") from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} does not hold a JSON object; omcm will not touch it")
+    return raw, data
+
+
+def _dump(data: dict, indent: int) -> bytes:
+    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def install(home: Path, settings: Path, events: list[str], base: Optional[list[str]] = None) -> dict[str, Any]:
+    """Add one omcm hook entry per event; idempotent. Returns what was added."""
+    original, data = _load(settings)
+    manifest_file = _manifest_path(home, settings)
+    previous = json.loads(manifest_file.read_text()) if manifest_file.exists() else None
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(f"{settings}: 'hooks' is not an object; omcm will not touch it")
+    added = list(previous["added"]) if previous else []
+    for event in events:
+        command = hook_command(event, base)
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InstallError(f"{settings}: hooks.{event} is not a list; omcm will not touch it")
+        present = any(
+            isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command for h in g.get("hooks", []))
+            for g in groups
+        )
+        if present:
+            continue
+        groups.append({"hooks": [{"type": "command", "command": command, "timeout": TIMEOUTS.get(event, 10)}]})
+        added.append({"event": event, "command": command})
+    if not added or (previous and len(added) == len(previous["added"])):
+        return {"settings": str(settings), "added": [], "already": True}
+    indent = _detect_indent(original.decode("utf-8", "replace")) if original else 2
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    mode = settings.stat().st_mode & 0o777 if settings.exists() else 0o644
+    new_bytes = _dump(data, indent)
+    manifest = {
+        "settings": str(settings),
+        "original": base64.b64encode(original).decode() if original is not None else None,
+        "installed_sha256": hashlib.sha256(new_bytes).hexdigest(),
+        "added": added,
+    }
+    if previous:  # keep the bytes from before the very first install
+        manifest["original"] = previous["original"]
+    atomic_write_json(manifest_file, manifest)
+    atomic_write_bytes(settings, new_bytes, mode)
+    return {"settings": str(settings), "added": added[len(previous["added"]) if previous else 0 :]}
+
+
+def uninstall(home: Path, settings: Path) -> dict[str, Any]:
+    """Remove exactly the entries ``install`` added to ``settings``."""
+    manifest_file = _manifest_path(home, settings)
+    if not manifest_file.exists():
+        return {"settings": str(settings), "removed": [], "note": "omcm was not installed here"}
+    manifest = json.loads(manifest_file.read_text())
+    if not settings.exists():
+        manifest_file.unlink()
+        return {"settings": str(settings), "removed": [], "note": "settings file is gone"}
+    current = settings.read_bytes()
+    mode = settings.stat().st_mode & 0o777
+    original = base64.b64decode(manifest["original"]) if manifest["original"] is not None else None
+    if hashlib.sha256(current).hexdigest() == manifest["installed_sha256"]:
+        # Untouched since install: put back the exact original bytes.
+        if original is None:
+            settings.unlink()
+        else:
+            atomic_write_bytes(settings, original, mode)
+        manifest_file.unlink()
+        return {"settings": str(settings), "removed": manifest["added"], "restored": True}
+    _raw, data = _load(settings)
+    ours = {(a["event"], a["command"]) for a in manifest["added"]}
+    hooks = data.get("hooks", {})
+    removed = []
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = []
+            for group in groups:
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                    kept = [h for h in group["hooks"] if not (isinstance(h, dict) and (event, h.get("command")) in ours)]
+                    removed += [{"event": event, "command": h["command"]} for h in group["hooks"] if h not in kept]
+                    if not kept:
+                        continue
+                    if len(kept) != len(group["hooks"]):
+                        group = {**group, "hooks": kept}
+                kept_groups.append(group)
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+        if not hooks and original is not None and b'"hooks"' not in original:
+            data.pop("hooks", None)
+    atomic_write_bytes(settings, _dump(data, _detect_indent(current.decode("utf-8", "replace"))), mode)
+    manifest_file.unlink()
+    return {"settings": str(settings), "removed": removed, "restored": False}
+
+
+def installed_commands(settings: Path) -> list[tuple[str, str]]:
+    """``(event, command)`` pairs in ``settings`` that run ``omcm hook``."""
+    try:
+        _raw, data = _load(settings)
+    except InstallError:
+        return []
+    found = []
+    hooks = data.get("hooks", {})
+    if isinstance(hooks, dict):
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else []:
+                for h in group.get("hooks", []) if isinstance(group, dict) else []:
+                    cmd = h.get("command", "") if isinstance(h, dict) else ""
+                    if " hook " in f"{cmd} " and ("omcm" in cmd):
+                        found.append((event, cmd))
+    return found

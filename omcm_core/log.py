@@ -1,0 +1,111 @@
+"""structlog, configured once: JSON lines in OMCM_HOME/logs/omcm.jsonl, never stdout.
+
+structlog costs ~40 ms to import, so the module exposes a tiny facade whose
+level check is free and which imports and configures structlog on the first
+line actually written. Every value is masked (``omcm_core.redact``) on the way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+
+_state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False}
+
+
+def configure(home: Optional[Path], level: Optional[str] = None, stderr: bool = False) -> None:
+    """Choose where lines go. ``level`` defaults to ``OMCM_LOG_LEVEL`` or info."""
+    name = (level or os.environ.get("OMCM_LOG_LEVEL") or "info").lower()
+    _state["level"] = _LEVELS.get(name, 20)
+    _state["path"] = (home / "logs" / "omcm.jsonl") if home else None
+    _state["stderr"] = stderr
+    _state["logger"] = None
+
+
+def log_path() -> Optional[Path]:
+    return _state["path"]
+
+
+def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
+    from omcm_core.redact import mask_value
+
+    return {k: mask_value(v) if isinstance(v, (str, dict, list)) else v for k, v in event_dict.items()}
+
+
+def _open_sink():
+    path: Optional[Path] = _state["path"]
+    if path is None or _state["stderr"]:
+        return sys.stderr
+    try:
+        from omcm_core.paths import ensure_private_dir
+
+        ensure_private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+    except OSError:
+        return sys.stderr
+
+
+def _logger():
+    if _state["logger"] is None:
+        import structlog
+
+        sink = _open_sink()
+        _state["logger"] = structlog.wrap_logger(
+            structlog.WriteLogger(sink),
+            processors=[
+                structlog.contextvars.merge_contextvars,
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.dict_tracebacks,
+                _mask_processor,
+                structlog.processors.JSONRenderer(),
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(_state["level"] or 20),
+        )
+    return _state["logger"]
+
+
+class Logger:
+    """A logger bound to some fields (``plugin=...``); cheap until it writes."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, **fields: Any) -> None:
+        self._fields = fields
+
+    def bind(self, **fields: Any) -> "Logger":
+        return Logger(**{**self._fields, **fields})
+
+    def _emit(self, level: str, event: str, kw: dict) -> None:
+        if _state["level"] is None:
+            configure(None)
+        if _LEVELS[level] < _state["level"]:
+            return
+        try:
+            getattr(_logger(), level)(event, **{**self._fields, **kw})
+        except Exception:  # logging must never break a hook
+            pass
+
+    def debug(self, event: str, **kw: Any) -> None:
+        self._emit("debug", event, kw)
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._emit("info", event, kw)
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._emit("warning", event, kw)
+
+    def error(self, event: str, **kw: Any) -> None:
+        self._emit("error", event, kw)
+
+    def exception(self, event: str, **kw: Any) -> None:
+        self._emit("error", event, {**kw, "exc_info": True})
+
+
+def get_logger(**fields: Any) -> Logger:
+    return Logger(**fields)

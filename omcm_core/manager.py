@@ -1,0 +1,232 @@
+"""Plugin discovery (entry-point group ``omcm``) and isolated, timed calls.
+
+pluggy stops at the first exception and cannot time a call, so the manager
+drives each plugin's hookimpl itself (as devpi and llm do): one plugin at a
+time, in plugin-name order, in a worker thread with a time budget. A plugin that
+fails to import, raises, returns something that is not a Result, or overruns is
+skipped and logged with its name and version; the others still answer.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+import pluggy
+from attrs import define, field
+
+from omcm_core import hookspecs
+from omcm_core.log import get_logger
+from omcm_core.records import Result
+
+GROUP = "omcm"
+_log = get_logger(component="manager")
+
+
+@define
+class PluginInfo:
+    """What ``omcm plugins`` shows about one plugin."""
+
+    name: str
+    distribution: str = ""
+    version: str = ""
+    module: str = ""
+    hooks: list = field(factory=list)
+    enabled: bool = True
+    why: str = ""
+
+
+@define
+class CallReport:
+    """What happened when one hook was called on every plugin."""
+
+    answers: list = field(factory=list)  # (plugin, Result) in plugin-name order
+    failures: list = field(factory=list)
+    succeeded: list = field(factory=list)
+    timings_ms: dict = field(factory=dict)
+
+
+@define
+class Failure:
+    plugin: str
+    version: str
+    kind: str  # "raised", "timeout", "garbage"
+    detail: str
+
+
+def _split(value: Optional[str]) -> Optional[set[str]]:
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def _entry_points() -> Iterable[Any]:
+    from importlib.metadata import entry_points
+
+    return entry_points(group=GROUP)
+
+
+class Manager:
+    """A pluggy PluginManager plus what omcm knows about each plugin."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+
+    # -- discovery ----------------------------------------------------------------
+    @classmethod
+    def from_environment(cls, env: Optional[Mapping[str, str]] = None, load_entrypoints: bool = True) -> "Manager":
+        """Load installed plugins, honouring OMCM_LOAD_PLUGINS and OMCM_DISABLE_PLUGINS.
+
+        ``OMCM_LOAD_PLUGINS``: comma-separated allowlist of plugin (entry-point)
+        or distribution names; set but empty loads none. ``OMCM_DISABLE_PLUGINS``:
+        a blocklist applied after it.
+        """
+        env = os.environ if env is None else env
+        manager = cls()
+        if load_entrypoints:
+            manager.load_entrypoints(_split(env.get("OMCM_LOAD_PLUGINS")), _split(env.get("OMCM_DISABLE_PLUGINS")) or set())
+        return manager
+
+    def load_entrypoints(self, allow: Optional[set[str]], block: set[str]) -> None:
+        for ep in sorted(_entry_points(), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else ""
+            info = PluginInfo(
+                name=ep.name, distribution=dist_name, version=dist.version if dist is not None else "", module=ep.value
+            )
+            if ep.name in self.infos:
+                _log.error("plugin_duplicate_name", plugin=ep.name, distribution=dist_name)
+                continue
+            self.infos[ep.name] = info
+            names = {ep.name, dist_name}
+            if allow is not None and not names & allow:
+                info.enabled, info.why = False, "not in OMCM_LOAD_PLUGINS"
+                continue
+            if names & block:
+                info.enabled, info.why = False, "in OMCM_DISABLE_PLUGINS"
+                continue
+            try:
+                plugin = ep.load()
+            except BaseException as exc:  # a plugin's import may even call sys.exit
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                info.enabled, info.why = False, f"import failed: {type(exc).__name__}: {exc}"
+                _log.error("plugin_import_failed", plugin=ep.name, version=info.version, error=info.why)
+                continue
+            self._register(plugin, info)
+
+    def register(self, plugin: Any, name: str, version: str = "", distribution: str = "") -> PluginInfo:
+        """Register an in-memory plugin (tests, ``omcm_core.testing``)."""
+        info = PluginInfo(name=name, distribution=distribution, version=version, module=getattr(plugin, "__name__", ""))
+        self.infos[name] = info
+        self._register(plugin, info)
+        return info
+
+    def _register(self, plugin: Any, info: PluginInfo) -> None:
+        try:
+            self.pm.register(plugin, name=info.name)
+        except Exception as exc:
+            info.enabled, info.why = False, f"invalid plugin: {exc}"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=str(exc))
+            return
+        info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
+        unknown = [h for h in info.hooks if not getattr(self.pm.hook, h).has_spec()]
+        if unknown:
+            _log.warning("plugin_unknown_hooks", plugin=info.name, hooks=unknown)
+
+    def _hooks_of(self, plugin: Any) -> Iterable[str]:
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            yield caller.name
+
+    def enabled(self) -> list[PluginInfo]:
+        return [info for info in self.infos.values() if info.enabled]
+
+    def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
+        """``(plugin name, function, argnames)`` for ``hook``, in plugin-name order."""
+        caller = getattr(self.pm.hook, hook, None)
+        if caller is None:
+            return []
+        impls = [i for i in caller.get_hookimpls() if not (i.hookwrapper or getattr(i, "wrapper", False))]
+        return sorted(((i.plugin_name, i.function, tuple(i.argnames)) for i in impls), key=lambda t: t[0])
+
+    def version_of(self, plugin: str) -> str:
+        info = self.infos.get(plugin)
+        return info.version if info else ""
+
+    # -- calling ------------------------------------------------------------------
+    def call(
+        self,
+        hook: str,
+        arguments: Mapping[str, Any],
+        budget_s: float,
+        skip: Callable[[str], bool] = lambda name: False,
+        ctx_for: Optional[Callable[[str], Any]] = None,
+    ) -> CallReport:
+        """Call every implementation of ``hook`` in isolation.
+
+        :param arguments: the hook arguments except ``ctx``.
+        :param ctx_for: builds the per-plugin ``ctx`` argument.
+        :return: the non-None Results in plugin-name order, the failures, who
+            succeeded and how long each plugin took.
+        """
+        report = CallReport()
+        answers, failures, succeeded = report.answers, report.failures, report.succeeded
+        for name, function, argnames in self.implementations(hook):
+            if skip(name):
+                continue
+            available = dict(arguments)
+            if "ctx" in argnames and ctx_for is not None:
+                available["ctx"] = ctx_for(name)
+            kwargs = {a: available.get(a) for a in argnames}
+            started = time.perf_counter()
+            status, value = run_with_budget(function, kwargs, budget_s)
+            elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+            report.timings_ms[name] = elapsed_ms
+            version = self.version_of(name)
+            if status == "ok" and value is not None and not isinstance(value, Result):
+                status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
+            if status == "ok":
+                succeeded.append(name)
+                if value is not None:
+                    answers.append((name, value))
+                _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
+                continue
+            detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
+            failures.append(Failure(plugin=name, version=version, kind=status, detail=detail))
+            _log.error(
+                "plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000]
+            )
+        return report
+
+
+def run_with_budget(function: Callable[..., Any], kwargs: Mapping[str, Any], budget_s: float) -> tuple[str, Any]:
+    """Run ``function(**kwargs)`` in a daemon thread; give up after ``budget_s``.
+
+    Returns ``("ok", value)``, ``("raised", exception)`` or ``("timeout", message)``.
+    A thread that overruns keeps running in the background but its answer is
+    ignored; it dies with the process.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = function(**kwargs)
+        except BaseException as exc:  # isolation: even SystemExit from a plugin
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="omcm-plugin", daemon=True)
+    worker.start()
+    worker.join(budget_s)
+    if worker.is_alive():
+        return "timeout", f"overran its {int(budget_s * 1000)} ms budget"
+    if "error" in box:
+        return "raised", box["error"]
+    return "ok", box.get("value")
+
+
+def plugin_names(infos: Sequence[PluginInfo]) -> list[str]:
+    return [i.name for i in infos]

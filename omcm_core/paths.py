@@ -1,0 +1,70 @@
+"""Where omcm keeps things: OMCM_HOME (owner-only) and the project directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Mapping, Optional
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_COMPONENT = 100
+
+
+def omcm_home(env: Optional[Mapping[str, str]] = None) -> Path:
+    """``OMCM_HOME``, else ``~/.omcm``."""
+    env = os.environ if env is None else env
+    value = env.get("OMCM_HOME")
+    if value:
+        return Path(value).expanduser()
+    return Path.home() / ".omcm"
+
+
+def project_dir(env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None) -> Optional[Path]:
+    """``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``, else None."""
+    env = os.environ if env is None else env
+    value = env.get("CLAUDE_PROJECT_DIR") or cwd
+    return Path(value) if value else None
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` and any missing parents, each readable by the owner alone."""
+    missing = []
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:  # a concurrent dispatcher made it first
+            pass
+    try:
+        if os.name == "posix" and (path.stat().st_mode & 0o077):
+            path.chmod(0o700)
+    except OSError:
+        pass
+    return path
+
+
+def safe_component(name: str) -> str:
+    """A single, harmless path component for an untrusted id such as ``session_id``.
+
+    Ids made only of letters, digits, dot, dash and underscore (every real
+    Claude Code session id) are kept as they are; anything else (``../``, ``/``,
+    NUL, very long ids) is replaced and suffixed with a hash of the original so
+    that two different ids never share a directory.
+    """
+    clean = _SAFE.sub("_", name)[:_MAX_COMPONENT]
+    if clean == name and clean not in ("", ".", ".."):
+        return clean
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{clean.strip('.') or 'id'}-{digest}"
+
+
+def session_dir(home: Path, session_id: Optional[str]) -> Path:
+    """``OMCM_HOME/sessions/<safe id>``; without a session id, OMCM_HOME itself."""
+    if not session_id:
+        return home
+    return home / "sessions" / safe_component(session_id)

@@ -1,0 +1,112 @@
+"""Claude Code's stdin payload -> event record (cattrs, at the edge).
+
+Lenient where Claude Code varies (missing optional fields, unknown keys kept in
+``extra``), strict where a wrong type would mislead a plugin (a ``session_id``
+that is a number, a ``tool_input`` that is a list): those raise
+:class:`PayloadError` with one readable line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import attrs
+import cattrs
+
+from omcm_core import records
+
+#: Claude Code event name -> (hook name, record class). Events missing here are
+#: accepted and answered with nothing.
+EVENTS: dict[str, tuple[str, type]] = {
+    "PreToolUse": ("pre_tool", records.PreToolEvent),
+    "PostToolUse": ("post_tool", records.PostToolEvent),
+    "PostToolUseFailure": ("post_tool", records.PostToolEvent),
+    "SessionStart": ("session_start", records.SessionStartEvent),
+    "SessionEnd": ("session_end", records.SessionEndEvent),
+    "UserPromptSubmit": ("user_prompt_submit", records.UserPromptEvent),
+    "Stop": ("stop", records.StopEvent),
+    "SubagentStop": ("stop", records.StopEvent),
+    "PreCompact": ("pre_compact", records.PreCompactEvent),
+}
+
+
+class PayloadError(ValueError):
+    """The payload cannot become an event record; the message names the field."""
+
+
+def _strict_str(value: Any, _type: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a boolean, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any, _type: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _mapping(value: Any, _type: Any) -> dict:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True)
+    conv.register_structure_hook(str, _strict_str)
+    conv.register_structure_hook(bool, _strict_bool)
+    conv.register_structure_hook(float, _number)
+    conv.register_structure_hook(dict, _mapping)
+    conv.register_structure_hook(Any, lambda value, _type: value)
+    return conv
+
+
+_converter: Optional[cattrs.Converter] = None
+
+
+def converter() -> cattrs.Converter:
+    global _converter
+    if _converter is None:
+        _converter = _make_converter()
+    return _converter
+
+
+def parse_event(payload: Mapping[str, Any], event_name: Optional[str] = None) -> Optional[records.Event]:
+    """Build the event record for ``payload``.
+
+    Returns ``None`` for an event omcm has no hook for. Raises
+    :class:`PayloadError` when the payload is not usable.
+    """
+    if not isinstance(payload, dict):
+        raise PayloadError(f"payload must be a JSON object, got {type(payload).__name__}")
+    name = payload.get("hook_event_name", event_name)
+    if not isinstance(name, str) or not name:
+        raise PayloadError("payload has no hook_event_name")
+    if event_name and name != event_name:
+        raise PayloadError(f"hook_event_name {name!r} does not match the command line event {event_name!r}")
+    entry = EVENTS.get(name)
+    if entry is None:
+        return None
+    _hook, cls = entry
+    known = {a.name for a in attrs.fields(cls)} - {"extra", "succeeded"}
+    data = {k: v for k, v in payload.items() if k in known and v is not None}
+    data["hook_event_name"] = name
+    data["extra"] = {k: v for k, v in payload.items() if k not in known}
+    if cls is records.PostToolEvent:
+        data["succeeded"] = name == "PostToolUse"
+    try:
+        return converter().structure(data, cls)
+    except Exception as exc:  # cattrs raises ClassValidationError (an ExceptionGroup)
+        raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
+
+
+def hook_name(event_name: str) -> Optional[str]:
+    entry = EVENTS.get(event_name)
+    return entry[0] if entry else None

@@ -1,0 +1,159 @@
+"""Typed records that go into and come out of plugins.
+
+Events are frozen attrs records parsed from Claude Code's stdin payload (see
+``omcm_core.payload``). Every documented field is typed; fields a given Claude Code
+version does not send are ``None``; keys omcm does not know yet are kept in
+``extra`` so a plugin can read a new field before the core learns it.
+
+A plugin answers with ``None`` (no opinion) or a :class:`Result`. The core merges
+every plugin's answer into one response (``omcm_core.merge``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import attrs
+from attrs import field, frozen
+
+PERMISSIONS = ("allow", "deny", "ask", "defer")
+
+
+def _optional_str(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{attribute.name} must be a string or None, got {type(value).__name__}")
+
+
+@frozen(kw_only=True)
+class Event:
+    """Fields every hook event carries (``hook_event_name`` always; the rest when sent)."""
+
+    hook_event_name: str
+    session_id: Optional[str] = None
+    transcript_path: Optional[str] = None
+    cwd: Optional[str] = None
+    permission_mode: Optional[str] = None
+    prompt_id: Optional[str] = None
+    agent_id: Optional[str] = None
+    agent_type: Optional[str] = None
+    effort: Optional[dict] = None
+    #: Payload keys this version of omcm does not model, kept verbatim.
+    extra: dict = field(factory=dict)
+
+
+@frozen(kw_only=True)
+class ToolEvent(Event):
+    """A tool call. ``tool_use_id`` is missing on Claude Code before v2.0.43."""
+
+    tool_name: str
+    tool_input: dict = field(factory=dict)
+    tool_use_id: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class PreToolEvent(ToolEvent):
+    """PreToolUse: the tool has not run yet."""
+
+
+@frozen(kw_only=True)
+class PostToolEvent(ToolEvent):
+    """PostToolUse (``succeeded`` is True) or PostToolUseFailure (False, with ``error``).
+
+    ``tool_response`` is tool-specific and may be any JSON value (LS answers a
+    string); treat it as opaque. ``error`` for a failed Bash call starts with
+    ``Exit code N``.
+    """
+
+    succeeded: bool = True
+    tool_response: Any = None
+    error: Optional[str] = None
+    is_interrupt: Optional[bool] = None
+    duration_ms: Optional[float] = None
+
+
+@frozen(kw_only=True)
+class SessionStartEvent(Event):
+    """SessionStart; ``source`` is startup, resume, clear, compact or fork."""
+
+    source: Optional[str] = None
+    model: Optional[str] = None
+    session_title: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class SessionEndEvent(Event):
+    """SessionEnd; every SessionEnd hook shares a 1.5 s budget, so detach slow work."""
+
+    reason: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class UserPromptEvent(Event):
+    """UserPromptSubmit."""
+
+    prompt: Optional[str] = None
+    session_title: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class StopEvent(Event):
+    """Stop and SubagentStop. Honour ``stop_hook_active`` before blocking again."""
+
+    stop_hook_active: Optional[bool] = None
+    last_assistant_message: Optional[str] = None
+    agent_transcript_path: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class PreCompactEvent(Event):
+    """PreCompact; ``trigger`` is manual or auto."""
+
+    trigger: Optional[str] = None
+    custom_instructions: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class Result:
+    """One plugin's answer. Every field defaults to "no opinion".
+
+    Which fields reach Claude Code depends on the event (the core drops the rest
+    and says so in the log):
+
+    - ``permission``: PreToolUse only; ``allow``, ``deny``, ``ask`` or ``defer``.
+      Across plugins the most restrictive wins: deny > defer > ask > allow.
+    - ``reason``: why; with ``permission`` it is the permissionDecisionReason,
+      with ``block`` it is the reason Claude is shown.
+    - ``block``: PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
+      SubagentStop, PreCompact: top-level ``decision: "block"``.
+    - ``additional_context``: text added to Claude's context (PreToolUse,
+      PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit).
+    - ``system_message``: a warning shown to the user.
+    - ``updated_input``: PreToolUse; replaces the whole tool input.
+    - ``stop`` / ``stop_reason``: ``continue: false``; stops Claude entirely.
+    """
+
+    permission: Optional[str] = field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(PERMISSIONS))
+    )
+    reason: Optional[str] = field(default=None, validator=_optional_str)
+    block: Optional[bool] = None
+    additional_context: Optional[str] = field(default=None, validator=_optional_str)
+    system_message: Optional[str] = field(default=None, validator=_optional_str)
+    updated_input: Optional[dict] = None
+    stop: Optional[bool] = None
+    stop_reason: Optional[str] = field(default=None, validator=_optional_str)
+
+
+@frozen(kw_only=True)
+class Command:
+    """A subcommand a plugin adds to ``omcm`` (``omcm <name> ...``).
+
+    ``configure`` receives the argparse sub-parser to add arguments to; ``run``
+    receives the parsed namespace and a :class:`omcm_core.context.Context` and
+    returns the process exit code.
+    """
+
+    name: str
+    help: str
+    run: Callable[..., int]
+    configure: Optional[Callable[..., None]] = None

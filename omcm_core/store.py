@@ -1,0 +1,213 @@
+"""The shared SQLite store in OMCM_HOME (WAL, busy timeout, short transactions).
+
+Many dispatchers run at once (parallel hooks, parallel tool calls), so:
+
+- WAL lets readers proceed while one writer commits;
+- ``busy_timeout`` makes a writer wait for the lock instead of failing with
+  "database is locked";
+- writes go through :meth:`Store.transaction` (``BEGIN IMMEDIATE``), which takes
+  the write lock up front so two read-modify-write transactions never deadlock.
+
+Each plugin owns its tables and evolves them with :meth:`Store.migrate`, which
+records a per-plugin schema version in ``omcm_schema``.
+
+A database that SQLite reports as corrupt is moved aside (with its WAL) and a
+fresh one is created: the session goes on and the damaged file stays for
+recovery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+
+from omcm_core.files import move_aside
+from omcm_core.log import get_logger
+from omcm_core.paths import ensure_private_dir
+
+DB_NAME = "omcm.db"
+Migration = Union[str, Callable[[sqlite3.Connection], None]]
+
+_log = get_logger(component="store")
+_migrated: set[tuple[str, str, int]] = set()
+_migrate_lock = threading.Lock()
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies stay whole)."""
+    statements, buf = [], ""
+    for part in script.split(";"):
+        buf += part + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \t\r\n;"):
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip(" \t\r\n;"):
+        statements.append(buf.strip())
+    return statements
+
+
+class Store:
+    """A connection to ``OMCM_HOME/omcm.db``. Cheap to create; connects on first use."""
+
+    def __init__(self, home: Path, busy_timeout_ms: int = 10_000) -> None:
+        self.home = Path(home)
+        self.path = self.home / DB_NAME
+        self.busy_timeout_ms = busy_timeout_ms
+        self._conn: Optional[sqlite3.Connection] = None
+
+    # -- connection -----------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        ensure_private_dir(self.home)
+        if not self.path.exists():
+            # Created owner-only before SQLite sees it; -wal and -shm inherit the mode.
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                _log.warning("store_not_wal", journal_mode=mode)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS omcm_schema (plugin TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corruption(exc):
+                raise
+            moved = self.quarantine()
+            _log.error("store_corrupt_moved_aside", path=str(self.path), moved_to=str(moved), error=str(exc))
+            return self._connect()
+
+    def quarantine(self) -> Optional[Path]:
+        """Move the database and its WAL aside; the next use starts a fresh one."""
+        self.close()
+        moved = move_aside(self.path)
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                if moved is not None:
+                    with contextlib.suppress(OSError):
+                        os.replace(side, moved.with_name(moved.name + suffix))
+                with contextlib.suppress(OSError):
+                    side.unlink()
+        return moved
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+
+    # -- use --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A short write transaction holding the write lock from its first statement."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: Sequence[Any] | dict = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def query(self, sql: str, params: Sequence[Any] | dict = ()) -> list[tuple]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def schema_version(self, plugin: str) -> int:
+        row = self.conn.execute("SELECT version FROM omcm_schema WHERE plugin = ?", (plugin,)).fetchone()
+        return row[0] if row else 0
+
+    def migrate(self, plugin: str, migrations: Sequence[Migration]) -> int:
+        """Bring ``plugin``'s tables to ``len(migrations)``; returns the version.
+
+        Migration *n* (1-based) is applied once, in a transaction, only if the
+        recorded version is below *n*. Append new migrations; never edit old ones.
+        A migration is an SQL script or a callable taking the connection.
+        """
+        target = len(migrations)
+        key = (str(self.path), plugin, target)
+        if key in _migrated:
+            return target
+        with _migrate_lock:
+            if self.schema_version(plugin) >= target:
+                _migrated.add(key)
+                return target
+            with self.transaction() as conn:
+                current = self.schema_version(plugin)
+                for number, step in enumerate(migrations[current:], start=current + 1):
+                    if callable(step):
+                        step(conn)
+                    else:
+                        for statement in split_sql(step):
+                            conn.execute(statement)
+                    _log.info("store_migrated", plugin=plugin, version=number)
+                conn.execute(
+                    "INSERT INTO omcm_schema(plugin, version) VALUES(?, ?) "
+                    "ON CONFLICT(plugin) DO UPDATE SET version = excluded.version",
+                    (plugin, target),
+                )
+            _migrated.add(key)
+        return target
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                total += self.path.with_name(self.path.name + suffix).stat().st_size
+        return total
+
+    def check(self) -> str:
+        """``PRAGMA quick_check``: 'ok' or the first problem."""
+        return self.conn.execute("PRAGMA quick_check").fetchone()[0]
+
+
+def _is_corruption(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "corrupt" in text
+
+
+def retry_locked(fn: Callable[[], Any], attempts: int = 5, delay: float = 0.05) -> Any:
+    """Run ``fn`` again when SQLite still says the database is locked after its busy timeout."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            transient = "locked" in str(exc) or "busy" in str(exc)
+            if not transient or attempt == attempts - 1:
+                raise
+            time.sleep(delay * (2**attempt))
+
+
+def rows_as_dicts(cursor: sqlite3.Cursor) -> Iterable[dict]:
+    names = [d[0] for d in cursor.description or ()]
+    for row in cursor:
+        yield dict(zip(names, row))

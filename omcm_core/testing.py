@@ -1,0 +1,199 @@
+"""pytest helpers for omcm plugin authors (loaded as the ``omcm`` pytest plugin).
+
+Fixtures:
+
+- ``omcm_home``: a private, empty ``OMCM_HOME`` for the test (also set in the env).
+- ``omcm_dispatch``: ``omcm_dispatch(plugin, ...)`` returns a :class:`Dispatcher`
+  holding only the given plugins (modules or objects with ``@hookimpl``
+  functions), registered under their names, no entry points loaded. Call it
+  with a payload dict to get Claude Code's response dict (or None).
+
+Payload builders (plain functions): :func:`pre_tool_payload`,
+:func:`post_tool_payload`, :func:`session_start_payload`,
+:func:`session_end_payload`, :func:`user_prompt_payload`.
+
+End to end, through a real subprocess as Claude Code would run it:
+:func:`run_hook`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import pytest
+
+DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
+
+
+def _base(event: str, session_id: str, cwd: Optional[str], **extra: Any) -> dict[str, Any]:
+    payload = {
+        "session_id": session_id,
+        "transcript_path": f"/tmp/omcm-test/{session_id}.jsonl",
+        "cwd": cwd or os.getcwd(),
+        "hook_event_name": event,
+    }
+    payload.update(extra)
+    return payload
+
+
+def pre_tool_payload(
+    tool_name: str = "Read",
+    tool_input: Optional[Mapping[str, Any]] = None,
+    session_id: str = DEFAULT_SESSION,
+    cwd: Optional[str] = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return _base(
+        "PreToolUse",
+        session_id,
+        cwd,
+        permission_mode="default",
+        tool_name=tool_name,
+        tool_input=dict(tool_input or {}),
+        tool_use_id=f"toolu_{uuid.uuid4().hex[:24]}",
+        **extra,
+    )
+
+
+def post_tool_payload(
+    tool_name: str = "Read",
+    tool_input: Optional[Mapping[str, Any]] = None,
+    tool_response: Any = None,
+    session_id: str = DEFAULT_SESSION,
+    error: Optional[str] = None,
+    cwd: Optional[str] = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """PostToolUse, or PostToolUseFailure when ``error`` is given."""
+    if error is not None:
+        return _base(
+            "PostToolUseFailure",
+            session_id,
+            cwd,
+            permission_mode="default",
+            tool_name=tool_name,
+            tool_input=dict(tool_input or {}),
+            tool_use_id=extra.pop("tool_use_id", f"toolu_{uuid.uuid4().hex[:24]}"),
+            error=error,
+            is_interrupt=False,
+            **extra,
+        )
+    return _base(
+        "PostToolUse",
+        session_id,
+        cwd,
+        permission_mode="default",
+        tool_name=tool_name,
+        tool_input=dict(tool_input or {}),
+        tool_response=tool_response if tool_response is not None else {},
+        tool_use_id=extra.pop("tool_use_id", f"toolu_{uuid.uuid4().hex[:24]}"),
+        **extra,
+    )
+
+
+def session_start_payload(source: str = "startup", session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+    return _base("SessionStart", session_id, cwd, source=source, **extra)
+
+
+def session_end_payload(reason: str = "other", session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+    return _base("SessionEnd", session_id, cwd, reason=reason, **extra)
+
+
+def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+    return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
+
+
+class Dispatcher:
+    """Dispatches payloads through ``omcm_core.dispatch.handle`` with chosen plugins."""
+
+    def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str]) -> None:
+        from omcm_core.manager import Manager
+
+        self.env = dict(env)
+        self.manager = Manager()
+        for name, plugin in plugins.items():
+            info = self.manager.register(plugin, name=name)
+            if not info.enabled:
+                raise ValueError(f"plugin {name} could not be registered: {info.why}")
+        self.last_stdout = b""
+
+    def __call__(self, payload: Any, event: Optional[str] = None) -> Optional[dict]:
+        from omcm_core.dispatch import handle
+
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager)
+        self.last_stdout = outcome.stdout
+        return json.loads(outcome.stdout) if outcome.stdout else None
+
+
+def _plugin_name(plugin: Any) -> str:
+    name = getattr(plugin, "__name__", None) or type(plugin).__name__
+    return name.rsplit(".", 1)[-1]
+
+
+def shared_fixtures_dir() -> Optional[Path]:
+    """``../shared/fixtures`` beside the checkout (or ``OMCM_SHARED_FIXTURES``), if present.
+
+    Real hook payloads and transcripts written by Claude Code; read in place at
+    test time, never copied into the project.
+    """
+    configured = os.environ.get("OMCM_SHARED_FIXTURES")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "fixtures")
+    for candidate in candidates:
+        if (candidate / "hook-payloads").is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    """The shared fixtures folder; the test is skipped when it is absent."""
+    path = shared_fixtures_dir()
+    if path is None:
+        pytest.skip("../shared/fixtures is not present")
+    return path
+
+
+@pytest.fixture
+def omcm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "omcm-home"
+    monkeypatch.setenv("OMCM_HOME", str(home))
+    monkeypatch.delenv("OMCM_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("OMCM_DISABLE_PLUGINS", raising=False)
+    return home
+
+
+@pytest.fixture
+def omcm_dispatch(omcm_home: Path):
+    """``omcm_dispatch(plugin, ..., name=plugin, env={...})`` -> Dispatcher."""
+
+    def factory(*plugins: Any, names: Optional[Mapping[str, Any]] = None, env: Optional[Mapping[str, str]] = None) -> Dispatcher:
+        chosen = dict(names or {})
+        for plugin in plugins:
+            chosen[_plugin_name(plugin)] = plugin
+        full_env = {**os.environ, "OMCM_HOME": str(omcm_home), **(env or {})}
+        return Dispatcher(chosen, full_env)
+
+    return factory
+
+
+def run_hook(
+    payload: Any,
+    env: Optional[Mapping[str, str]] = None,
+    event: Optional[str] = None,
+    timeout: float = 60,
+    cwd: Optional[str] = None,
+) -> subprocess.CompletedProcess:
+    """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does."""
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
+    return subprocess.run(
+        argv, input=raw, capture_output=True, env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd
+    )
