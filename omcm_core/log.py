@@ -14,16 +14,27 @@ from typing import Any, Optional
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
-_state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False}
+_state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False, "sink": None}
 
 
 def configure(home: Optional[Path], level: Optional[str] = None, stderr: bool = False) -> None:
-    """Choose where lines go. ``level`` defaults to ``OMCM_LOG_LEVEL`` or info."""
+    """Choose where lines go. ``level`` defaults to ``OMCM_LOG_LEVEL`` or info.
+
+    Called once per hook call; a long-lived process (the warm dispatcher, tests)
+    keeps its open log file while nothing changes.
+    """
     name = (level or os.environ.get("OMCM_LOG_LEVEL") or "info").lower()
-    _state["level"] = _LEVELS.get(name, 20)
-    _state["path"] = (home / "logs" / "omcm.jsonl") if home else None
-    _state["stderr"] = stderr
-    _state["logger"] = None
+    new_level = _LEVELS.get(name, 20)
+    new_path = (home / "logs" / "omcm.jsonl") if home else None
+    if (new_level, new_path, stderr) == (_state["level"], _state["path"], _state["stderr"]):
+        return
+    _state.update(level=new_level, path=new_path, stderr=stderr, logger=None)
+    sink, _state["sink"] = _state["sink"], None
+    if sink is not None and sink is not sys.stderr:
+        try:
+            sink.close()
+        except OSError:
+            pass
 
 
 def log_path() -> Optional[Path]:
@@ -54,7 +65,7 @@ def _logger():
     if _state["logger"] is None:
         import structlog
 
-        sink = _open_sink()
+        sink = _state["sink"] = _open_sink()
         _state["logger"] = structlog.wrap_logger(
             structlog.WriteLogger(sink),
             processors=[

@@ -109,6 +109,42 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: Opt
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
+def assert_valid_response(event_name: str, response: Any) -> None:
+    """Fail unless ``response`` is something Claude Code accepts for ``event_name``.
+
+    ``response`` is the parsed stdout (None for empty stdout).
+    """
+    from omcm_core import merge
+
+    if response is None:
+        return
+    assert isinstance(response, dict), f"stdout must be a JSON object, got {type(response).__name__}"
+    allowed_top = {"continue", "stopReason", "systemMessage", "suppressOutput", "decision", "reason", "hookSpecificOutput"}
+    assert set(response) <= allowed_top, f"unexpected keys {set(response) - allowed_top}"
+    if "decision" in response:
+        assert event_name in merge._BLOCK_EVENTS and response["decision"] == "block"
+        assert isinstance(response.get("reason"), str) and response["reason"]
+    if "continue" in response:
+        assert response["continue"] is False and event_name not in merge._NO_CONTINUE
+    if "systemMessage" in response:
+        assert event_name not in merge._NO_SYSTEM_MESSAGE
+        assert isinstance(response["systemMessage"], str) and len(response["systemMessage"]) <= merge.TEXT_CAP
+    specific = response.get("hookSpecificOutput")
+    if specific is not None:
+        assert specific.get("hookEventName") == event_name, "hookSpecificOutput needs hookEventName"
+        allowed = {"hookEventName"}
+        if event_name in merge._CONTEXT_EVENTS:
+            allowed.add("additionalContext")
+        if event_name == "PreToolUse":
+            allowed |= {"permissionDecision", "permissionDecisionReason", "updatedInput"}
+            decision = specific.get("permissionDecision")
+            assert decision in (None, "allow", "deny", "ask", "defer")
+            if decision in ("deny", "defer"):
+                assert "updatedInput" not in specific
+        assert set(specific) <= allowed, f"keys not valid for {event_name}: {set(specific) - allowed}"
+        assert len(specific.get("additionalContext", "")) <= merge.TEXT_CAP
+
+
 class Dispatcher:
     """Dispatches payloads through ``omcm_core.dispatch.handle`` with chosen plugins."""
 

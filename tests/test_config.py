@@ -1,0 +1,59 @@
+import json
+
+import attrs
+
+from omcm_core import log
+from omcm_core.config import Config, CoreConfig, resolve_language
+
+
+@attrs.frozen
+class Sample:
+    threshold: int = 5
+    ratio: float = 0.5
+    name: str = "x"
+    flags: tuple = ()
+    enabled: bool = True
+
+
+def test_project_overrides_home_and_env_overrides_both(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home).mkdir()
+    (project / ".claude").mkdir(parents=True)
+    (home / "config.toml").write_text("[sample]\nthreshold = 7\nname = 'home'\n")
+    (project / ".claude" / "omcm.toml").write_text("[sample]\nname = 'project'\nratio = 1\n")
+    config = Config.load(home, project, {"OMCM__SAMPLE__FLAGS": '["a", "b"]'})
+    assert config.section("sample", Sample) == Sample(threshold=7, ratio=1.0, name="project", flags=("a", "b"))
+
+
+def test_bad_keys_fall_back_to_defaults_and_are_logged(tmp_path):
+    home = tmp_path
+    log.configure(home)
+    (home / "config.toml").write_text("[sample]\nthreshold = 'many'\nenabled = 1\nunknown = 3\nratio = 0.25\n")
+    config = Config.load(home, None, {})
+    assert config.section("sample", Sample) == Sample(ratio=0.25)
+    logged = [json.loads(line) for line in (home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    assert {(e["event"], e["key"]) for e in logged} == {
+        ("config_bad_value", "threshold"),
+        ("config_bad_value", "enabled"),
+        ("config_unknown_key", "unknown"),
+    }
+
+
+def test_invalid_toml_means_defaults(tmp_path):
+    log.configure(tmp_path)
+    (tmp_path / "config.toml").write_text("[core\nlanguage = ")
+    assert Config.load(tmp_path, None, {}).section("core", CoreConfig) == CoreConfig()
+    assert "config_invalid_toml" in (tmp_path / "logs" / "omcm.jsonl").read_text()
+
+
+def test_env_section_with_dashes_and_validator(tmp_path):
+    config = Config.load(tmp_path, None, {"OMCM__TOOL_COUNTER__READ_THRESHOLD": "9", "OMCM__CORE__LANGUAGE": "fr"})
+    assert config.sections["tool-counter"] == {"read_threshold": 9}
+    assert config.section("core", CoreConfig).language == "auto"  # "fr" fails the validator
+
+
+def test_language_resolution():
+    assert resolve_language("ko", {"LANG": "en_US.UTF-8"}) == "ko"
+    assert resolve_language("auto", {"LANG": "ko_KR.UTF-8"}) == "ko"
+    assert resolve_language("auto", {"LC_ALL": "en_GB.UTF-8", "LANG": "ko_KR.UTF-8"}) == "en"
+    assert resolve_language("auto", {}) == "en"

@@ -1,0 +1,102 @@
+"""install adds exactly omcm's entries; uninstall takes exactly those away."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from omcm_core.install import InstallError, install, installed_commands, uninstall
+
+EVENTS = ["PreToolUse", "PostToolUse", "SessionEnd"]
+BASE = ["/opt/omcm env/bin/omcm"]  # a path with a space must be quoted
+
+THEIRS = """{
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/.claude/guard.sh", "timeout": 5}]}
+        ]
+    },
+    "permissions": {"allow": ["Bash(ls:*)"]}
+}
+"""
+
+
+def test_install_then_uninstall_restores_the_exact_bytes(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text(THEIRS)
+    result = install(tmp_path / "home", settings, EVENTS, BASE)
+    assert [a["event"] for a in result["added"]] == EVENTS
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["permissions"] == {"allow": ["Bash(ls:*)"]}
+    pre = data["hooks"]["PreToolUse"]
+    assert pre[0]["hooks"][0]["command"] == "~/.claude/guard.sh"  # theirs first, untouched
+    assert pre[1]["hooks"][0]["command"] == "'/opt/omcm env/bin/omcm' hook PreToolUse"
+    assert data["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] <= 1.5
+    assert settings.read_text().startswith('{\n    "model"')  # their 4-space indent kept
+    uninstall(tmp_path / "home", settings)
+    assert settings.read_text() == THEIRS
+
+
+def test_install_is_idempotent(tmp_path):
+    settings = tmp_path / "settings.json"
+    install(tmp_path / "home", settings, EVENTS, BASE)
+    once = settings.read_bytes()
+    assert install(tmp_path / "home", settings, EVENTS, BASE)["added"] == []
+    assert settings.read_bytes() == once
+
+
+def test_uninstall_after_user_edits_removes_only_ours(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text(THEIRS)
+    install(tmp_path / "home", settings, EVENTS, BASE)
+    data = json.loads(settings.read_text())
+    data["theme"] = "dark"
+    data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "say done"}]}]
+    settings.write_text(json.dumps(data, indent=4))
+    result = uninstall(tmp_path / "home", settings)
+    assert len(result["removed"]) == 3
+    after = json.loads(settings.read_text())
+    assert after == {**json.loads(THEIRS), "theme": "dark", "hooks": {**json.loads(THEIRS)["hooks"], "Stop": data["hooks"]["Stop"]}}
+    assert installed_commands(settings) == []
+
+
+def test_install_into_missing_file_and_uninstall_removes_it(tmp_path):
+    settings = tmp_path / ".claude" / "settings.json"
+    install(tmp_path / "home", settings, EVENTS, BASE)
+    assert {e for e, _ in installed_commands(settings)} == set(EVENTS)
+    uninstall(tmp_path / "home", settings)
+    assert not settings.exists()
+
+
+def test_refuses_to_touch_invalid_settings(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text("{ not json")
+    with pytest.raises(InstallError):
+        install(tmp_path / "home", settings, EVENTS, BASE)
+    assert settings.read_text() == "{ not json"
+
+
+def test_cli_install_registers_the_events_installed_plugins_use(tmp_path):
+    settings = tmp_path / "settings.json"
+    env = {"OMCM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "install", "--settings", str(settings)], capture_output=True, env=env, text=True
+    )
+    from omcm_core.manager import Manager
+
+    hooks = {h for info in Manager.from_environment({}).enabled() for h in info.hooks}
+    if not hooks & {"pre_tool", "post_tool", "session_start", "session_end"}:
+        assert proc.returncode == 1
+        return
+    assert proc.returncode == 0, proc.stderr
+    events = {e for e, _ in installed_commands(settings)}
+    assert ("pre_tool" in hooks) == ("PreToolUse" in events)
+    assert ("post_tool" in hooks) == ({"PostToolUse", "PostToolUseFailure"} <= events)
+    command = json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"] if "PreToolUse" in events else ""
+    assert sys.executable.rsplit("/", 1)[0] in command or not command
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "uninstall", "--settings", str(settings)], capture_output=True, env=env, text=True
+    )
+    assert proc.returncode == 0 and not settings.exists()

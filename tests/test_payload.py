@@ -1,0 +1,94 @@
+"""Parsing real and edge-case payloads into event records."""
+
+import json
+
+import pytest
+
+from omcm_core.payload import EVENTS, PayloadError, parse_event
+from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
+
+
+def test_every_real_payload_parses(shared_fixtures):
+    files = sorted((shared_fixtures / "hook-payloads").glob("*.json"))
+    assert len(files) >= 100
+    parsed = 0
+    for path in files:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        event = parse_event(payload)
+        if payload["hook_event_name"] not in EVENTS:
+            assert event is None
+            continue
+        parsed += 1
+        assert event.hook_event_name == payload["hook_event_name"]
+        assert event.session_id == payload["session_id"]
+        # Unknown keys are kept, known ones are not duplicated into extra.
+        assert "session_id" not in event.extra
+        for key, value in payload.items():
+            if not hasattr(event, key):
+                assert event.extra[key] == value
+    assert parsed > 80
+
+
+def test_old_shape_without_tool_use_id_and_permission_mode(shared_fixtures):
+    payload = json.loads((shared_fixtures / "hook-payloads" / "PreToolUse-20.json").read_text())
+    assert "tool_use_id" not in payload and "permission_mode" not in payload
+    event = parse_event(payload)
+    assert isinstance(event, PreToolEvent)
+    assert event.tool_use_id is None and event.permission_mode is None
+    assert event.tool_name == "Bash"
+
+
+def test_windows_paths_survive(shared_fixtures):
+    payload = json.loads((shared_fixtures / "hook-payloads" / "PostToolUseFailure-01.json").read_text())
+    event = parse_event(payload)
+    assert isinstance(event, PostToolEvent)
+    assert event.cwd.startswith("C:\\Users")
+    assert event.succeeded is False and event.error.startswith("Exit code 1")
+
+
+def test_post_tool_use_succeeded_and_response_kept():
+    event = parse_event(
+        {"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "LS", "tool_input": {}, "tool_response": "a\nb"}
+    )
+    assert event.succeeded is True and event.tool_response == "a\nb"
+
+
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        ([], "must be a JSON object"),
+        ({}, "no hook_event_name"),
+        ({"hook_event_name": "PreToolUse", "session_id": 5, "tool_name": "Read"}, "session_id"),
+        ({"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": [1]}, "tool_input"),
+        ({"hook_event_name": "PreToolUse"}, "tool_name"),
+        ({"hook_event_name": "PostToolUse", "tool_name": "Bash", "duration_ms": "slow"}, "duration_ms"),
+        ({"hook_event_name": "Stop", "stop_hook_active": "yes"}, "stop_hook_active"),
+    ],
+)
+def test_bad_payloads_name_the_field(payload, message):
+    with pytest.raises(PayloadError) as err:
+        parse_event(payload)
+    assert message in str(err.value)
+
+
+def test_argv_event_must_agree():
+    with pytest.raises(PayloadError, match="does not match"):
+        parse_event({"hook_event_name": "PreToolUse", "tool_name": "Read"}, "PostToolUse")
+
+
+def test_unknown_events_are_not_an_error():
+    assert parse_event({"hook_event_name": "Notification", "message": "hi"}) is None
+    assert parse_event({"hook_event_name": "SomethingFromTheFuture"}) is None
+
+
+def test_session_records():
+    start = parse_event({"hook_event_name": "SessionStart", "source": "compact", "model": "m"})
+    end = parse_event({"hook_event_name": "SessionEnd", "reason": "clear"})
+    assert isinstance(start, SessionStartEvent) and start.source == "compact" and start.model == "m"
+    assert isinstance(end, SessionEndEvent) and end.reason == "clear"
+
+
+def test_records_are_frozen():
+    event = parse_event({"hook_event_name": "SessionEnd", "reason": "clear"})
+    with pytest.raises(AttributeError):
+        event.reason = "other"
