@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Optional, Sequence
 
-CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version")
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -53,6 +53,8 @@ def _main(argv: list[str]) -> int:
         p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
         p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
     sub.add_parser("version", help="print the omcm version")
+    p = sub.add_parser("daemon", help="the warm dispatcher that makes hooks fast (started on demand)")
+    p.add_argument("action", choices=("run", "status", "stop"))
 
     plugin_commands = {}
     for plugin, function, _args in manager.implementations("commands"):
@@ -77,6 +79,17 @@ def _main(argv: list[str]) -> int:
     if args.command == "version":
         print(__version__)
         return 0
+    if args.command == "daemon":
+        from omcm_core import daemon
+
+        if args.action == "run":
+            return daemon.run(env)
+        if args.action == "stop":
+            print("stopped" if daemon.stop(env) else "no daemon was running")
+            return 0
+        where = daemon.status(env)
+        print(f"running at {where}" if where else "not running")
+        return 0 if where else 1
     if args.command == "plugins":
         rows = [
             {

@@ -112,7 +112,7 @@ def _handle(raw, argv_event, env, home, manager_factory, started) -> Outcome:
         _logger.error("bad_payload", error=str(exc)[:500], bytes=len(raw), argv_event=argv_event)
         return EMPTY
     if event is None:
-        _logger.debug("event_not_handled", hook_event=payload.get("hook_event_name"))
+        _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))
         return EMPTY
 
     from omcm_core.breaker import Breaker
@@ -177,6 +177,7 @@ def _handle(raw, argv_event, env, home, manager_factory, started) -> Outcome:
     _logger.debug(
         "dispatched",
         hook_event=name,
+        pid=os.getpid(),
         session_id=event.session_id,
         plugins=len(succeeded) + len(failures),
         failures=len(failures),

@@ -58,16 +58,20 @@ def settings_path(scope: str, project: Optional[Path]) -> Path:
     return project / ".claude" / name
 
 
-def omcm_command() -> list[str]:
-    """How Claude Code should start omcm: this installation's own ``omcm`` script."""
-    script = Path(sys.executable).parent / ("omcm.exe" if os.name == "nt" else "omcm")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "omcm_core"]
+def fast_hook_argv(event: str) -> list[str]:
+    """The quickest way to run ``omcm hook EVENT`` with this installation.
+
+    ``python -S client.py`` skips the site-packages scan at start-up (the
+    client turns it on itself only if it must answer in process).
+    """
+    from omcm_core import client
+
+    return [sys.executable, "-S", str(Path(client.__file__).resolve()), event]
 
 
 def hook_command(event: str, base: Optional[list[str]] = None) -> str:
-    parts = (base or omcm_command()) + ["hook", event]
+    """The command string for settings.json; ``base`` replaces the fast form (``base hook EVENT``)."""
+    parts = base + ["hook", event] if base else fast_hook_argv(event)
     if os.name == "nt":  # pragma: no cover
         return " ".join(f'"{p}"' if " " in p else p for p in parts)
     return " ".join(shlex.quote(p) for p in parts)
@@ -217,6 +221,6 @@ def installed_commands(settings: Path) -> list[tuple[str, str]]:
             for group in groups if isinstance(groups, list) else []:
                 for h in group.get("hooks", []) if isinstance(group, dict) else []:
                     cmd = h.get("command", "") if isinstance(h, dict) else ""
-                    if " hook " in f"{cmd} " and ("omcm" in cmd):
+                    if "omcm" in cmd and (" hook " in f"{cmd} " or "client.py" in cmd):
                         found.append((event, cmd))
     return found

@@ -189,6 +189,10 @@ class Manager:
             version = self.version_of(name)
             if status == "ok" and value is not None and not isinstance(value, Result):
                 status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
+            elif status == "ok" and value is not None:
+                problem = result_problem(value)
+                if problem:
+                    status, value = "garbage", f"returned a Result that cannot be rendered: {problem}"
             if status == "ok":
                 succeeded.append(name)
                 if value is not None:
@@ -201,6 +205,29 @@ class Manager:
                 "plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000]
             )
         return report
+
+
+def result_problem(result: Result) -> Optional[str]:
+    """Why ``result`` cannot go into Claude Code's JSON answer, or None.
+
+    attrs validates the text fields; these are the ones it does not, and one bad
+    value would otherwise make the merge (or ``json.dumps``) fail and silence
+    every other plugin's answer.
+    """
+    for name in ("block", "stop"):
+        value = getattr(result, name)
+        if value is not None and not isinstance(value, bool):
+            return f"{name} must be a boolean, got {type(value).__name__}"
+    if result.updated_input is not None:
+        if not isinstance(result.updated_input, dict):
+            return f"updated_input must be a dict, got {type(result.updated_input).__name__}"
+        import json
+
+        try:
+            json.dumps(result.updated_input, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"updated_input is not JSON: {exc}"
+    return None
 
 
 def run_with_budget(function: Callable[..., Any], kwargs: Mapping[str, Any], budget_s: float) -> tuple[str, Any]:

@@ -227,9 +227,13 @@ def run_hook(
     timeout: float = 60,
     cwd: Optional[str] = None,
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does."""
+    """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does.
+
+    The warm dispatcher is off (``OMCM_DAEMON=0``) unless ``env`` turns it on,
+    so a test leaves no background process behind; tests of the daemon path pass
+    ``OMCM_DAEMON=1`` and stop it with ``omcm_core.daemon.stop``.
+    """
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
-    return subprocess.run(
-        argv, input=raw, capture_output=True, env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd
-    )
+    full_env = {**os.environ, "OMCM_DAEMON": "0", **(env or {})}
+    return subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)

@@ -43,7 +43,7 @@ def test_python_dash_m_and_console_script_agree(tmp_path):
 
     script = Path(sys.executable).parent / "omcm"
     payload = json.dumps(pre_tool_payload("Read", {"file_path": "/x"})).encode()
-    env = {"OMCM_HOME": str(tmp_path), "OMCM_LOAD_PLUGINS": ""}
+    env = {"OMCM_HOME": str(tmp_path), "OMCM_LOAD_PLUGINS": "", "OMCM_DAEMON": "0"}
     a = run_hook(payload, env=env)
     b = subprocess.run([str(script), "hook"], input=payload, capture_output=True, env={**__import__("os").environ, **env})
     assert (a.returncode, a.stdout) == (b.returncode, b.stdout) == (0, b"")

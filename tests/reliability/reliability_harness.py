@@ -1,0 +1,192 @@
+"""Shared helpers of the reliability suite: real plugin installs, real hook processes.
+
+Test plugins live in ``tests/reliability/plugins/<dist>/`` and are installed
+once per test session into a private ``--target`` folder; hook processes get it
+on ``PYTHONPATH`` so ``importlib.metadata`` finds their entry points exactly as
+for a user's install, and ``OMCM_LOAD_PLUGINS`` selects which ones run.
+
+To add the project's own plugins (installed editable in the venv, so already
+discoverable) to the hostile-input and isolation tests, add their entry-point
+names to :data:`PLUGIN_SETS`; every test parametrised over it picks them up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+PLUGIN_SOURCES = HERE / "plugins"
+
+#: Well-behaved plugin selections the hostile-input tests run under.
+#: The lead extends this with the project plugins, e.g.
+#: ``"project": ["tool-counter", "pre-tool-guide", "post-tool-observer", "memory-rotation"]``.
+PLUGIN_SETS: dict[str, list[str]] = {
+    "none": [],
+    "test-plugins": ["rel-answer", "rel-counter", "rel-rows"],
+}
+
+
+def install_plugins(sources: Iterable[Path], target: Path, scratch: Path) -> None:
+    """pip-install plugin source folders into ``target`` in one pip run.
+
+    Sources are copied to ``scratch`` first: setuptools builds in tree and would
+    otherwise leave ``build/`` and ``*.egg-info`` in the repository.
+    """
+    copies = []
+    for source in sources:
+        copy = scratch / source.name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        copies.append(str(copy))
+    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+           "--disable-pip-version-check", "-q", "--target", str(target), *copies]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"installing test plugins failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+class PluginSite:
+    """The installed test plugins and how to run ``omcm hook`` with them."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+
+    def env(self, home: Path, plugins: Sequence[str], **extra: str) -> dict[str, str]:
+        """The environment of a hook process: private home, selected plugins, no daemon."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OMCM")}
+        env.update(
+            PYTHONPATH=str(self.site),
+            OMCM_HOME=str(home),
+            OMCM_LOAD_PLUGINS=",".join(plugins),
+            OMCM_DAEMON="0",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        env.update(extra)
+        return env
+
+
+def hook_argv(event: Optional[str] = None) -> list[str]:
+    return [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
+
+
+def run_hook(
+    raw: bytes,
+    env: Mapping[str, str],
+    cwd: Optional[Path] = None,
+    event: Optional[str] = None,
+    preexec_fn: Optional[Callable[[], None]] = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
+    """One ``omcm hook`` process, as Claude Code starts it (stdin payload, capture both pipes)."""
+    return subprocess.run(
+        hook_argv(event), input=raw, capture_output=True, env=dict(env), cwd=cwd, timeout=timeout, preexec_fn=preexec_fn
+    )
+
+
+def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Optional[Path] = None) -> subprocess.Popen:
+    """Start ``omcm hook`` and feed it ``raw`` without waiting for the answer."""
+    proc = subprocess.Popen(
+        hook_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env), cwd=cwd
+    )
+    proc.stdin.write(raw)
+    proc.stdin.close()
+    return proc
+
+
+def post_tool(session_id: str, tool_use_id: Optional[str] = None, cwd: str = "/", **extra: Any) -> dict[str, Any]:
+    payload = {
+        "session_id": session_id,
+        "transcript_path": f"/nonexistent/{session_id}.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "PostToolUse",
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": False},
+        "tool_use_id": tool_use_id or f"toolu_{uuid.uuid4().hex[:24]}",
+    }
+    payload.update(extra)
+    return payload
+
+
+def parse_stdout(event_name: Optional[str], stdout: bytes) -> Optional[dict]:
+    """Fail unless stdout is empty or exactly one JSON object valid for ``event_name``."""
+    from omcm_core.testing import assert_valid_response
+
+    assert b"Traceback" not in stdout, stdout[:2000]
+    text = stdout.decode("utf-8")
+    if not text.strip():
+        assert text == "", f"whitespace-only stdout: {text!r}"
+        return None
+    assert text.endswith("\n") and text.count("\n") == 1, f"more than one line on stdout: {text[:500]!r}"
+    value = json.loads(text, parse_constant=_reject_constant)
+    assert isinstance(value, dict), f"stdout is JSON but not an object: {text[:200]!r}"
+    assert_valid_response(event_name, value)
+    return value
+
+
+def _reject_constant(name: str) -> None:
+    raise AssertionError(f"stdout holds {name}, which is not JSON")
+
+
+def log_entries(home: Path) -> list[dict]:
+    """Every line of OMCM_HOME/logs/omcm.jsonl, each parsed (a torn line fails the test)."""
+    path = home / "logs" / "omcm.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def snapshot(root: Path, exclude: Sequence[Path] = ()) -> dict[str, tuple]:
+    """Every path under ``root`` (except ``exclude`` trees) with its type, mode, size and content hash."""
+    excluded = {p.resolve() for p in exclude}
+    state: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        current = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if (current / d).resolve() not in excluded]
+        for name in dirnames + filenames:
+            path = current / name
+            info = path.lstat()
+            digest = ""
+            if stat.S_ISREG(info.st_mode):
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            state[str(path.relative_to(root))] = (stat.S_IFMT(info.st_mode), stat.S_IMODE(info.st_mode), info.st_size, digest)
+    return state
+
+
+def modes_under(root: Path) -> dict[str, str]:
+    """``relative path -> octal mode`` for every folder and file under ``root`` (root included)."""
+    found = {".": oct(stat.S_IMODE(root.stat().st_mode))}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            found[str(path.relative_to(root))] = oct(stat.S_IMODE(path.lstat().st_mode))
+    return found
+
+
+def sqlite_check(db: Path) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA quick_check").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def sqlite_rows(db: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

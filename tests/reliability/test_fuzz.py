@@ -1,0 +1,186 @@
+"""Property-based fuzzing (hypothesis) of the payload parser, the merge and the whole dispatch.
+
+In process (fast), so hypothesis can try hundreds of shapes per property; the
+subprocess tests in ``test_hostile_input`` prove the same edge end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import attrs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omcm_core import records
+from omcm_core.merge import TEXT_CAP, merge
+from omcm_core.payload import EVENTS, PayloadError, parse_event
+from omcm_core.records import PERMISSIONS, Result
+from omcm_core.testing import assert_valid_response
+
+EVENT_NAMES = sorted(EVENTS) + ["Notification", "SubagentStart", "PermissionRequest", "PostCompact", "", "Bogus"]
+ALL_FIELDS = sorted({f.name for _h, cls in EVENTS.values() for f in attrs.fields(cls)} - {"extra", "succeeded"})
+RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+json_values = st.recursive(
+    json_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12
+)
+payloads = st.dictionaries(
+    st.sampled_from(ALL_FIELDS + ["hook_event_name"]) | st.text(max_size=12),
+    json_values,
+    max_size=10,
+).flatmap(
+    lambda d: st.sampled_from(EVENT_NAMES + [None]).map(lambda name: {**d, "hook_event_name": name} if name is not None else d)
+)
+
+
+def _field_type_ok(value, annotation) -> bool:
+    text = str(annotation)
+    if value is None:
+        return "Optional" in text or "None" in text or text == "typing.Any"
+    if "bool" in text:
+        return isinstance(value, bool)
+    if "float" in text:
+        return isinstance(value, float)
+    if "dict" in text:
+        return isinstance(value, dict)
+    if "str" in text:
+        return isinstance(value, str)
+    return True
+
+
+def _check_record(payload, event_name, record) -> None:
+    name = payload.get("hook_event_name", event_name)
+    assert isinstance(record, EVENTS[name][1]) and record.hook_event_name == name
+    hints = typing.get_type_hints(type(record))
+    for field in attrs.fields(type(record)):
+        value = getattr(record, field.name)
+        assert _field_type_ok(value, hints[field.name]), (field.name, value)
+    modelled = {f.name for f in attrs.fields(type(record))}
+    assert set(record.extra) == set(payload) - modelled
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(payload=payloads | json_values, argv_event=st.none() | st.sampled_from(EVENT_NAMES[:4]))
+def test_parse_event_returns_a_well_typed_record_or_raises_payload_error(payload, argv_event):
+    try:
+        record = parse_event(payload, argv_event)
+    except PayloadError as exc:
+        assert str(exc)  # a readable reason, never an empty message
+        return
+    if record is None:
+        name = payload.get("hook_event_name", argv_event)
+        assert name not in EVENTS
+        return
+    _check_record(payload, argv_event, record)
+
+
+# -- merge ---------------------------------------------------------------------
+
+# Long texts are built, not drawn: hypothesis cannot draw strings near the 10,000 cap.
+long_texts = st.tuples(st.text(min_size=1, max_size=3), st.integers(2_000, 12_000)).map(lambda t: (t[0] * t[1])[: t[1]])
+texts = st.none() | st.text(max_size=40) | long_texts
+results = st.builds(
+    Result,
+    permission=st.none() | st.sampled_from(PERMISSIONS),
+    reason=st.none() | st.text(max_size=30),
+    block=st.none() | st.booleans(),
+    additional_context=texts,
+    system_message=texts,
+    updated_input=st.none() | st.dictionaries(st.text(max_size=8), json_scalars, max_size=3),
+    stop=st.none() | st.booleans(),
+    stop_reason=st.none() | st.text(max_size=30),
+)
+answers = st.lists(st.tuples(st.text(min_size=1, max_size=10), results), max_size=6)
+
+
+@settings(max_examples=800, deadline=None)
+@given(event_name=st.sampled_from(EVENT_NAMES), answers=answers)
+def test_merge_output_is_always_valid_for_the_event(event_name, answers):
+    out = merge(event_name, answers)
+    assert_valid_response(event_name, out)
+    if out is None:
+        return
+    json.loads(json.dumps(out, allow_nan=False))
+    specific = out.get("hookSpecificOutput", {})
+    assert set(specific) != {"hookEventName"}, "an empty hookSpecificOutput was rendered"
+    for text in (out.get("systemMessage"), out.get("stopReason"), specific.get("additionalContext")):
+        assert text is None or (isinstance(text, str) and 0 < len(text) <= TEXT_CAP)
+
+
+@settings(max_examples=800, deadline=None)
+@given(answers=answers)
+def test_merge_permission_is_the_most_restrictive_and_deny_wins(answers):
+    out = merge("PreToolUse", answers) or {}
+    specific = out.get("hookSpecificOutput", {})
+    asked = [r.permission for _, r in answers if r.permission]
+    if not asked:
+        assert "permissionDecision" not in specific
+    else:
+        assert specific["permissionDecision"] == max(asked, key=RANK.__getitem__)
+        if "deny" in asked:
+            assert specific["permissionDecision"] == "deny"
+    if specific.get("permissionDecision") in ("deny", "defer"):
+        assert "updatedInput" not in specific
+    else:
+        first = next((r.updated_input for _, r in answers if r.updated_input is not None), None)
+        assert specific.get("updatedInput") == first
+    stoppers = [r for _, r in answers if r.stop]
+    assert (out.get("continue") is False) == bool(stoppers)
+    blockers = [r for _, r in answers if r.block]
+    assert "decision" not in out or blockers  # PreToolUse never blocks with decision
+
+
+@settings(max_examples=300, deadline=None)
+@given(event_name=st.sampled_from(EVENT_NAMES), answers=answers)
+def test_merge_keeps_every_plugins_text_when_it_fits(event_name, answers):
+    out = merge(event_name, answers) or {}
+    context = out.get("hookSpecificOutput", {}).get("additionalContext", "")
+    parts = [r.additional_context for _, r in answers if r.additional_context]
+    if context and len("\n\n".join(parts)) <= TEXT_CAP:
+        assert context == "\n\n".join(parts)
+
+
+# -- the whole dispatch, in process ---------------------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=300) | payloads.map(lambda p: json.dumps(p).encode()), argv_event=st.none() | st.sampled_from(EVENT_NAMES[:3]))
+def test_dispatch_never_raises_and_answers_validly(omcm_dispatch, raw, argv_event):
+    from omcm_core import Result, hookimpl
+
+    class Answering:
+        @hookimpl
+        def pre_tool(self, event):
+            return Result(additional_context=f"saw {event.tool_name}", permission="ask", updated_input=dict(event.tool_input))
+
+        @hookimpl
+        def post_tool(self, event):
+            return Result(additional_context=str(event.tool_response)[:50], block=not event.succeeded)
+
+        @hookimpl
+        def user_prompt_submit(self, event):
+            return Result(additional_context="prompt", system_message="hello")
+
+    dispatch = _dispatcher(omcm_dispatch, Answering())
+    answer = dispatch(raw, argv_event)
+    try:
+        event_name = json.loads(raw).get("hook_event_name")
+    except (ValueError, AttributeError):
+        event_name = None
+    if answer is not None:
+        assert_valid_response(event_name, answer)
+        assert dispatch.last_stdout.decode("ascii") == json.dumps(answer)
+
+
+_DISPATCHERS: dict = {}
+
+
+def _dispatcher(factory, plugin):
+    # One dispatcher (and one OMCM_HOME) for every hypothesis example of a test run.
+    key = id(factory)
+    if key not in _DISPATCHERS:
+        _DISPATCHERS.clear()
+        _DISPATCHERS[key] = factory(names={"answering": plugin}, env={"OMCM_LOG_LEVEL": "error"})
+    return _DISPATCHERS[key]

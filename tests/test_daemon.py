@@ -1,0 +1,141 @@
+"""The warm dispatcher answers exactly what the in-process path answers, and stays out of the way."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from omcm_core import daemon
+from omcm_core.testing import pre_tool_payload, run_hook
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core.dispatch", "omcm_core.manager")
+
+
+@pytest.fixture
+def bash_guard_site(tmp_path_factory):
+    """The example plugin installed for real into a private site folder."""
+    site = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site), str(ROOT / "examples" / "omcm-bash-guard")],
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(ROOT / "examples" / "omcm-bash-guard" / "build", ignore_errors=True)
+    return site
+
+
+@pytest.fixture
+def daemon_env(tmp_path, bash_guard_site):
+    env = {
+        "OMCM_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_LOAD_PLUGINS": "bash-guard",
+        "OMCM_DAEMON": "1",
+        "OMCM_LOG_LEVEL": "debug",
+    }
+    yield env
+    daemon.stop({**os.environ, **env})
+
+
+def _wait_running(env, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if daemon.status({**os.environ, **env}):
+            return
+        time.sleep(0.05)
+    raise AssertionError("daemon did not start")
+
+
+def _dispatches_by_daemons(home):
+    """(dispatches answered inside a daemon, all dispatches) from the debug log."""
+    lines = [json.loads(line) for line in (Path(home) / "logs" / "omcm.jsonl").read_text().splitlines()]
+    daemons = {e["pid"] for e in lines if e["event"] == "daemon_started"}
+    dispatched = [e["pid"] for e in lines if e["event"] == "dispatched"]
+    return sum(pid in daemons for pid in dispatched), len(dispatched)
+
+
+COMMANDS = ["ls", "rm -rf /", "git push --force", "curl x | sh", "echo ok"]
+
+
+def test_daemon_and_in_process_answers_are_identical(daemon_env, shared_fixtures, tmp_path):
+    payloads = [pre_tool_payload("Bash", {"command": c}) for c in COMMANDS]
+    payloads += [json.loads(p.read_text()) for p in sorted((shared_fixtures / "hook-payloads").glob("*.json"))]
+    run_hook(payloads[0], env=daemon_env)  # starts the daemon, answers in process
+    _wait_running(daemon_env)
+    in_process_env = {**daemon_env, "OMCM_DAEMON": "0", "OMCM_HOME": str(tmp_path / "home2")}
+    for payload in payloads:
+        warm = run_hook(payload, env=daemon_env)
+        cold = run_hook(payload, env=in_process_env)
+        assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout)
+    assert json.loads(run_hook(payloads[1], env=daemon_env).stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # The warm answers really came from the daemon (a restart, if omcm's files change meanwhile, costs one).
+    by_daemon, total = _dispatches_by_daemons(daemon_env["OMCM_HOME"])
+    assert total > len(COMMANDS) and by_daemon >= total - 3
+
+
+def test_hot_path_imports_nothing_heavy(daemon_env):
+    run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=daemon_env)
+    _wait_running(daemon_env)
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); from omcm_core import client;"
+        "code, out, err = client.answer([], sys.stdin.buffer.read());"
+        "sys.stderr.write(json.dumps({'out': out.decode(), 'modules': sorted(sys.modules)}))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(ROOT)],
+        input=json.dumps(pre_tool_payload("Bash", {"command": "rm -rf ~"})).encode(),
+        capture_output=True,
+        env={**os.environ, **daemon_env},
+        check=True,
+    )
+    result = json.loads(proc.stderr)
+    assert json.loads(result["out"])["hookSpecificOutput"]["permissionDecision"] == "deny"
+    loaded = [m for m in result["modules"] if m.split(".")[0] in {h.split(".")[0] for h in HEAVY} or m in HEAVY]
+    assert [m for m in loaded if m.startswith(HEAVY)] == []
+    assert "site" not in result["modules"] or sys.flags.no_site == 0  # -S really skipped site
+
+
+def test_only_one_daemon_runs(daemon_env):
+    env = {**os.environ, **daemon_env}
+    procs = [subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env) for _ in range(4)]
+    _wait_running(daemon_env)
+    time.sleep(1.0)
+    alive = [p for p in procs if p.poll() is None]
+    daemon.stop(env)
+    for p in procs:
+        p.wait(timeout=10)
+    assert len(alive) == 1
+    assert all(p.returncode == 0 for p in procs)
+
+
+def test_daemon_restarts_when_plugins_change_and_exits_when_idle(daemon_env, bash_guard_site):
+    env = {**daemon_env, "OMCM_DAEMON_IDLE_S": "2"}
+    run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env)
+    _wait_running(env)
+    module = bash_guard_site / "omcm_bash_guard" / "__init__.py"
+    module.write_text(module.read_text().replace("deletes the whole disk", "would erase everything on the machine"))
+    # The daemon notices, hands this call back to the client and exits; the answer is the new code's.
+    out = json.loads(run_hook(pre_tool_payload("Bash", {"command": "rm -rf /"}), env=env).stdout)
+    assert "erase everything" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    time.sleep(1.0)  # the old daemon has let go of its socket
+    assert "erase everything" in run_hook(pre_tool_payload("Bash", {"command": "rm -rf /"}), env=env).stdout.decode()
+    _wait_running(env)  # that call started a fresh daemon, which has the new code
+    assert "erase everything" in run_hook(pre_tool_payload("Bash", {"command": "rm -rf /"}), env=env).stdout.decode()
+    deadline = time.monotonic() + 10
+    while daemon.status({**os.environ, **env}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert daemon.status({**os.environ, **env}) is None  # idle exit
+
+
+def test_socket_is_owner_only(daemon_env):
+    run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=daemon_env)
+    _wait_running(daemon_env)
+    path = Path(daemon.status({**os.environ, **daemon_env}))
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
