@@ -103,12 +103,12 @@ class Daemon:
     def serve(self, server: socket.socket) -> None:
         server.settimeout(0.5)
         while not self.stopping.is_set():
+            if time.monotonic() - self.last_activity > self.idle_s:
+                _log.info("daemon_idle_exit", served=self.served)
+                return
             try:
                 conn, _ = server.accept()
             except socket.timeout:
-                if time.monotonic() - self.last_activity > self.idle_s:
-                    _log.info("daemon_idle_exit", served=self.served)
-                    return
                 continue
             except OSError:
                 return

@@ -98,6 +98,7 @@ def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Optional[Path] = None) -
     )
     proc.stdin.write(raw)
     proc.stdin.close()
+    proc.stdin = None  # so communicate() only collects the output
     return proc
 
 
