@@ -182,6 +182,7 @@ def shared_fixtures_dir() -> Optional[Path]:
     configured = os.environ.get("OMCM_SHARED_FIXTURES")
     candidates = [Path(configured)] if configured else []
     candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "fixtures")
+    candidates.append(Path.cwd().resolve().parent / "shared" / "fixtures")  # tests run from the checkout
     for candidate in candidates:
         if (candidate / "hook-payloads").is_dir():
             return candidate
