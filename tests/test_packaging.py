@@ -1,0 +1,61 @@
+"""The files that make omcm installable into Claude Code, and its docs, stay true."""
+
+import json
+import re
+from pathlib import Path
+
+from omcm_core import hookspecs
+from omcm_core.install import HOOK_EVENTS, TIMEOUTS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _spec_names():
+    return sorted(name for name in dir(hookspecs) if hasattr(getattr(hookspecs, name), "omcm_spec"))
+
+
+def test_every_hookspec_is_documented_for_plugin_authors():
+    manual = (ROOT / "docs" / "writing-plugins.md").read_text()
+    names = _spec_names()
+    assert "pre_tool" in names and "commands" in names
+    for name in names:
+        assert f"`{name}" in manual, f"hook {name} is missing from docs/writing-plugins.md"
+        assert getattr(hookspecs, name).__doc__.strip(), f"hook {name} has no docstring"
+
+
+def test_hooks_json_registers_every_event_the_repo_plugins_use():
+    hooks = json.loads((ROOT / "hooks.json").read_text())["hooks"]
+    used = set()
+    for pyproject in (ROOT / "plugins").glob("*/pyproject.toml"):
+        package = re.search(r'=\s*"(omcm_[a-z_]+)"', pyproject.read_text().split("[project.entry-points.omcm]")[1]).group(1)
+        source = "\n".join(p.read_text() for p in pyproject.parent.rglob("*.py") if "tests" not in p.parts)
+        for hook, events in HOOK_EVENTS.items():
+            if re.search(rf"def {hook}\(", source):
+                used.update(events)
+        assert package
+    assert used <= set(hooks), f"events used but not registered: {used - set(hooks)}"
+    for event, groups in hooks.items():
+        (handler,) = [h for g in groups for h in g["hooks"]]
+        assert handler["type"] == "command"
+        assert handler["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/omcm-hook" {event}'  # path quoted
+        assert handler["timeout"] == TIMEOUTS[event]
+        assert handler["timeout"] < 100  # seconds, not milliseconds
+    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 1.5
+
+
+def test_plugin_manifest_loads_hooks_once():
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "omcm"
+    # Claude Code auto-loads hooks/hooks.json; ours is at the root, so the
+    # manifest names it, and there must be no second copy in the default place.
+    assert manifest["hooks"] == "./hooks.json"
+    assert not (ROOT / "hooks" / "hooks.json").exists()
+    launcher = ROOT / "bin" / "omcm-hook"
+    assert launcher.stat().st_mode & 0o111
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```")[1].strip().splitlines()
+    assert [line.split("#")[0].strip() for line in first_block] == ["python3 dev.py demo", "python3 dev.py test"]
+    assert "python3 dev.py test" in (ROOT / ".ci" / "run").read_text().splitlines()[-1]
