@@ -27,7 +27,8 @@ PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 
 def plugin_dirs() -> list[Path]:
-    return sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
+    folder = ROOT / "plugins"
+    return sorted(p for p in folder.iterdir() if (p / "pyproject.toml").is_file()) if folder.is_dir() else []
 
 
 def _stamp() -> str:
