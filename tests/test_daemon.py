@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -15,19 +14,6 @@ from omcm_core.testing import pre_tool_payload, run_hook
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core.dispatch", "omcm_core.manager")
-
-
-@pytest.fixture
-def bash_guard_site(tmp_path_factory):
-    """The example plugin installed for real into a private site folder."""
-    site = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site), str(ROOT / "examples" / "omcm-bash-guard")],
-        check=True,
-        capture_output=True,
-    )
-    shutil.rmtree(ROOT / "examples" / "omcm-bash-guard" / "build", ignore_errors=True)
-    return site
 
 
 @pytest.fixture

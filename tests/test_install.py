@@ -1,6 +1,7 @@
 """install adds exactly omcm's entries; uninstall takes exactly those away."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -78,25 +79,25 @@ def test_refuses_to_touch_invalid_settings(tmp_path):
     assert settings.read_text() == "{ not json"
 
 
-def test_cli_install_registers_the_events_installed_plugins_use(tmp_path):
+def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_guard_site):
     settings = tmp_path / "settings.json"
-    env = {"OMCM_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "omcm_core", "install", "--settings", str(settings)], capture_output=True, env=env, text=True
-    )
-    from omcm_core.manager import Manager
+    env = {**os.environ, "OMCM_HOME": str(tmp_path / "home"), "PYTHONPATH": str(bash_guard_site)}
 
-    hooks = {h for info in Manager.from_environment({}).enabled() for h in info.hooks}
-    if not hooks & {"pre_tool", "post_tool", "session_start", "session_end"}:
-        assert proc.returncode == 1
-        return
+    def omcm(*args, **extra):
+        return subprocess.run([sys.executable, "-m", "omcm_core", *args, "--settings", str(settings)],
+                              capture_output=True, env={**env, **extra}, text=True)
+
+    proc = omcm("install", OMCM_LOAD_PLUGINS="")
+    assert proc.returncode == 1 and "nothing to register" in proc.stderr and not settings.exists()
+    proc = omcm("install", OMCM_LOAD_PLUGINS="bash-guard")  # implements pre_tool only
     assert proc.returncode == 0, proc.stderr
-    events = {e for e, _ in installed_commands(settings)}
-    assert ("pre_tool" in hooks) == ("PreToolUse" in events)
-    assert ("post_tool" in hooks) == ({"PostToolUse", "PostToolUseFailure"} <= events)
-    command = json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"] if "PreToolUse" in events else ""
-    assert sys.executable.rsplit("/", 1)[0] in command or not command
-    proc = subprocess.run(
-        [sys.executable, "-m", "omcm_core", "uninstall", "--settings", str(settings)], capture_output=True, env=env, text=True
-    )
-    assert proc.returncode == 0 and not settings.exists()
+    (command,) = [c for e, c in installed_commands(settings) if e == "PreToolUse"]
+    assert {e for e, _ in installed_commands(settings)} == {"PreToolUse"}
+    # The fast form: this interpreter, without site, running the thin client, all quoted.
+    assert command.startswith(f"{sys.executable} -S ") and command.endswith("client.py PreToolUse")
+    payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(tmp_path),
+                          "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
+    ran = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
+                         env={**env, "OMCM_LOAD_PLUGINS": "bash-guard", "OMCM_DAEMON": "0"})
+    assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert omcm("uninstall").returncode == 0 and not settings.exists()

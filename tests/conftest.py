@@ -1,0 +1,25 @@
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "omcm-bash-guard"
+
+
+@pytest.fixture(scope="session")
+def bash_guard_site(tmp_path_factory):
+    """The example plugin built as a wheel from a copy outside the repo and installed into a private folder.
+
+    Put the folder on PYTHONPATH to make its entry point visible to a subprocess.
+    """
+    work = tmp_path_factory.mktemp("third-party")
+    src = work / "src"
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "wheels"), str(src)], check=True)
+    wheel = next((work / "wheels").glob("omcm_bash_guard-*.whl"))
+    subprocess.run(pip + ["install", "--no-deps", "--target", str(work / "site"), str(wheel)], check=True)
+    return work / "site"
