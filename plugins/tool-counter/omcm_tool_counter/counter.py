@@ -1,0 +1,61 @@
+"""The counting rule, free of I/O: one tool call in, new state and whether to suggest out.
+
+A Read extends the Read run and ends the Bash run; a Bash extends the Bash run
+and ends the Read run; any other tool (Task and Agent included) ends both.
+A suggestion is due exactly when a run reaches its threshold, not after.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from attrs import evolve, frozen
+
+READ, BASH = "Read", "Bash"
+
+
+@frozen
+class Counters:
+    """The seed's state file: ``read``, ``bash``, ``lastTool``, ``lastUpdated``."""
+
+    read: int = 0
+    bash: int = 0
+    last_tool: str = ""
+    last_updated: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"read": self.read, "bash": self.bash, "lastTool": self.last_tool, "lastUpdated": self.last_updated}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Counters":
+        """Raises ValueError when ``data`` is not a state written by this plugin."""
+        if not isinstance(data, dict):
+            raise ValueError("state is not a JSON object")
+        read, bash = data.get("read", 0), data.get("bash", 0)
+        last_tool, last_updated = data.get("lastTool", ""), data.get("lastUpdated", "")
+        for name, value in (("read", read), ("bash", bash)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        for name, value in (("lastTool", last_tool), ("lastUpdated", last_updated)):
+            if not isinstance(value, str):
+                raise ValueError(f"{name} must be a string, got {value!r}")
+        return cls(read=read, bash=bash, last_tool=last_tool, last_updated=last_updated)
+
+
+@frozen
+class Step:
+    counters: Counters
+    #: "Read" or "Bash" when this call made its run reach the threshold, else None.
+    suggest: Optional[str] = None
+    count: int = 0
+
+
+def step(counters: Counters, tool_name: str, now: str, read_threshold: int, bash_threshold: int) -> Step:
+    """Count one tool call."""
+    if tool_name == READ:
+        new = evolve(counters, read=counters.read + 1, bash=0, last_tool=tool_name, last_updated=now)
+        return Step(new, READ if new.read == read_threshold else None, new.read)
+    if tool_name == BASH:
+        new = evolve(counters, read=0, bash=counters.bash + 1, last_tool=tool_name, last_updated=now)
+        return Step(new, BASH if new.bash == bash_threshold else None, new.bash)
+    return Step(evolve(counters, read=0, bash=0, last_tool=tool_name, last_updated=now), None, 0)
