@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from omcm_core.redact import mask
 from omcm_core.store import Store
 
 MIGRATIONS = [
@@ -59,7 +60,7 @@ class Breaker:
                 "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(plugin) DO UPDATE SET failures = excluded.failures, "
                 "opened_at = excluded.opened_at, last_error = excluded.last_error, version = excluded.version, "
                 "updated_at = excluded.updated_at",
-                (plugin, failures, opened_at, error[:2000], version, now),
+                (plugin, failures, opened_at, mask(error)[:2000], version, now),  # errors quote tool input
             )
         self._load()[plugin] = (failures, opened_at)
         return failures

@@ -11,9 +11,9 @@ Many dispatchers run at once (parallel hooks, parallel tool calls), so:
 Each plugin owns its tables and evolves them with :meth:`Store.migrate`, which
 records a per-plugin schema version in ``omcm_schema``.
 
-A database that SQLite reports as corrupt is moved aside (with its WAL) and a
-fresh one is created: the session goes on and the damaged file stays for
-recovery.
+A database that SQLite reports as corrupt, when opening it or later in a
+transaction or query, is moved aside (with its WAL) and a fresh one is created
+on next use: the session goes on and the damaged file stays for recovery.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ Migration = Union[str, Callable[[sqlite3.Connection], None]]
 
 _log = get_logger(component="store")
 _migrated: set[tuple[str, str, int]] = set()
-_migrate_lock = threading.Lock()
+_migrate_lock = threading.RLock()  # re-entered when a migration finds the store corrupt
 
 
 def split_sql(script: str) -> list[str]:
@@ -60,6 +60,7 @@ class Store:
         self.path = self.home / DB_NAME
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: Optional[sqlite3.Connection] = None
+        self._file_id: Optional[tuple[int, int]] = None  # (device, inode) of the file we opened
 
     # -- connection -----------------------------------------------------------
     @property
@@ -76,6 +77,7 @@ class Store:
         conn = sqlite3.connect(
             self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
         )
+        self._file_id = _file_id(self.path)
         try:
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -97,14 +99,33 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if not _is_corruption(exc):
                 raise
-            moved = self.quarantine()
-            _log.error("store_corrupt_moved_aside", path=str(self.path), moved_to=str(moved), error=str(exc))
+            self._quarantine_corrupt(exc)
             return self._connect()
 
+    def _quarantine_corrupt(self, exc: BaseException) -> None:
+        """Corruption found while in use: move the file aside so the next use starts afresh."""
+        moved = self.quarantine()
+        _log.error("store_corrupt_moved_aside", path=str(self.path), moved_to=str(moved), error=str(exc))
+
+    def _checked(self, exc: BaseException) -> None:
+        if isinstance(exc, sqlite3.DatabaseError) and _is_corruption(exc):
+            self._quarantine_corrupt(exc)
+
     def quarantine(self) -> Optional[Path]:
-        """Move the database and its WAL aside; the next use starts a fresh one."""
+        """Move the database and its WAL aside; the next use starts a fresh one.
+
+        Does nothing (returns None) when the file is no longer the one this
+        store opened: another dispatcher already moved it aside and a fresh
+        store may already hold new data.
+        """
+        opened = self._file_id
         self.close()
+        if opened is not None and _file_id(self.path) not in (opened, None):
+            return None
         moved = move_aside(self.path)
+        # The fresh store has no tables yet: a long-lived process must migrate again.
+        with _migrate_lock:
+            _migrated.difference_update({key for key in _migrated if key[0] == str(self.path)})
         for suffix in ("-wal", "-shm"):
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
@@ -120,30 +141,48 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
+        self._file_id = None
 
     # -- use --------------------------------------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A short write transaction holding the write lock from its first statement."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            self._checked(exc)
+            raise
         try:
             yield conn
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
+            self._checked(exc)
             raise
         else:
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                self._checked(exc)
+                raise
 
     def execute(self, sql: str, params: Sequence[Any] | dict = ()) -> sqlite3.Cursor:
-        return self.conn.execute(sql, params)
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            self._checked(exc)
+            raise
 
     def query(self, sql: str, params: Sequence[Any] | dict = ()) -> list[tuple]:
-        return self.conn.execute(sql, params).fetchall()
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._checked(exc)
+            raise
 
     def schema_version(self, plugin: str) -> int:
-        row = self.conn.execute("SELECT version FROM omcm_schema WHERE plugin = ?", (plugin,)).fetchone()
+        row = self.execute("SELECT version FROM omcm_schema WHERE plugin = ?", (plugin,)).fetchone()
         return row[0] if row else 0
 
     def migrate(self, plugin: str, migrations: Sequence[Migration]) -> int:
@@ -191,8 +230,21 @@ class Store:
 
 
 def _is_corruption(exc: BaseException) -> bool:
+    # By error code where Python exposes it (3.11+): a query error such as FTS5's
+    # "malformed MATCH expression" must not move a healthy store aside.
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
     text = str(exc).lower()
-    return "not a database" in text or "malformed" in text or "corrupt" in text
+    return "database disk image is malformed" in text or "file is not a database" in text
+
+
+def _file_id(path: Path) -> Optional[tuple[int, int]]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def retry_locked(fn: Callable[[], Any], attempts: int = 5, delay: float = 0.05) -> Any:

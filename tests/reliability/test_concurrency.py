@@ -16,14 +16,19 @@ from collections import Counter
 from reliability_harness import log_entries, parse_stdout, post_tool, spawn_hook, sqlite_check, sqlite_rows
 
 PLUGINS = ["rel-answer", "rel-counter", "rel-rows"]
-SAME_SESSION = 32  # processes on one session per round
+SAME_SESSION = 40  # processes on one session per round
 OTHER_SESSIONS = 8  # sessions with OTHER_CALLS processes each per round
 OTHER_CALLS = 3
 ROUNDS = 2  # the first on a fresh home (migrations race), the second on a warm store
+# 64 Python processes starting at once on 2 cores starve each other of CPU, so a
+# plugin can wait past the default 1.5 s budget for the write lock; the budget
+# then (by design) abandons its write and three such timeouts open its breaker
+# (see docs/reliability.md). This test is about the store, so the budget is wide.
+BUDGET_MS = "20000"
 
 
 def _round(rel_site, home, project, sessions):
-    env = rel_site.env(home, PLUGINS, CLAUDE_PROJECT_DIR=str(project))
+    env = rel_site.env(home, PLUGINS, CLAUDE_PROJECT_DIR=str(project), OMCM__CORE__PLUGIN_BUDGET_MS=BUDGET_MS, OMCM_LOG_LEVEL="debug")
     calls = [(session, f"toolu_{uuid.uuid4().hex}") for session in sessions]
     started = time.perf_counter()
     procs = [spawn_hook(json.dumps(post_tool(s, t, cwd=str(project))).encode(), env) for s, t in calls]
@@ -31,7 +36,7 @@ def _round(rel_site, home, project, sessions):
     return calls, outputs, time.perf_counter() - started
 
 
-def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_world, record_property):
+def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_world):
     home, project = rel_world["home"], rel_world["project"]
     main_session = str(uuid.uuid4())
     others = [str(uuid.uuid4()) for _ in range(OTHER_SESSIONS)]
@@ -40,7 +45,7 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
     for _ in range(ROUNDS):
         sessions = [main_session] * SAME_SESSION + [s for s in others for _ in range(OTHER_CALLS)]
         calls, outputs, seconds = _round(rel_site, home, project, sessions)
-        record_property(f"round_seconds_{len(calls)}_processes", round(seconds, 2))
+        print(f"figures: {len(calls)} dispatchers at once finished in {seconds:.2f} s")  # shown with -rP
         expected.update(session for session, _ in calls)
         sent_ids.update(tool_use_id for _, tool_use_id in calls)
         for proc, out, err in outputs:
@@ -59,7 +64,11 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
         ("core", 1), ("rel-counter", 1), ("rel-rows", 2)
     ]
     entries = log_entries(home)  # every line parses: concurrent appends never tear a line
-    assert [e for e in entries if e["level"] in ("error", "critical")] == []
+    waits = sorted(e["ms"] for e in entries if e["event"] == "plugin_called" and e["plugin"] == "rel-counter")
+    assert len(waits) == sum(expected.values())
+    print(f"figures: rel-counter call incl. lock wait: median {waits[len(waits) // 2]:.0f} ms, max {waits[-1]:.0f} ms")
+    errors = [e for e in entries if e["level"] in ("error", "critical")]
+    assert errors == [], json.dumps(errors, indent=1)[:3000]
     # Each migration ran once although dozens of processes raced for it on the fresh home.
     migrated = Counter((e["plugin"], e["version"]) for e in entries if e["event"] == "store_migrated")
     assert migrated == Counter({("core", 1): 1, ("rel-counter", 1): 1, ("rel-rows", 1): 1, ("rel-rows", 2): 1})

@@ -13,7 +13,6 @@ import attrs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omcm_core import records
 from omcm_core.merge import TEXT_CAP, merge
 from omcm_core.payload import EVENTS, PayloadError, parse_event
 from omcm_core.records import PERMISSIONS, Result
@@ -163,7 +162,7 @@ def test_dispatch_never_raises_and_answers_validly(omcm_dispatch, raw, argv_even
         def user_prompt_submit(self, event):
             return Result(additional_context="prompt", system_message="hello")
 
-    dispatch = _dispatcher(omcm_dispatch, Answering())
+    dispatch = omcm_dispatch(names={"answering": Answering()}, env={"OMCM_LOG_LEVEL": "error"})
     answer = dispatch(raw, argv_event)
     try:
         event_name = json.loads(raw).get("hook_event_name")
@@ -174,13 +173,24 @@ def test_dispatch_never_raises_and_answers_validly(omcm_dispatch, raw, argv_even
         assert dispatch.last_stdout.decode("ascii") == json.dumps(answer)
 
 
-_DISPATCHERS: dict = {}
 
+# -- session ids --------------------------------------------------------------
 
-def _dispatcher(factory, plugin):
-    # One dispatcher (and one OMCM_HOME) for every hypothesis example of a test run.
-    key = id(factory)
-    if key not in _DISPATCHERS:
-        _DISPATCHERS.clear()
-        _DISPATCHERS[key] = factory(names={"answering": plugin}, env={"OMCM_LOG_LEVEL": "error"})
-    return _DISPATCHERS[key]
+@settings(max_examples=500, deadline=None)
+@given(first=st.text(max_size=300), second=st.text(max_size=300))
+def test_any_session_id_maps_to_one_distinct_folder_inside_sessions(first, second):
+    from pathlib import Path
+
+    from omcm_core.paths import session_dir
+
+    home = Path("/omcm-home")
+    for session_id in (first, second):
+        folder = session_dir(home, session_id)
+        if not session_id:
+            assert folder == home
+            continue
+        assert folder.parent == home / "sessions", folder
+        assert folder.name not in ("", ".", "..") and "/" not in folder.name and "\x00" not in folder.name
+        assert len(folder.name.encode()) <= 255
+    if first and second and first != second:
+        assert session_dir(home, first) != session_dir(home, second), "two sessions would share a folder"

@@ -198,7 +198,8 @@ def _wrong_type_cases():
             wrong = _wrong_value(hints[field.name])
             if wrong is None:
                 continue
-            seen_common.add(field.name) if common else None
+            if common:
+                seen_common.add(field.name)
             cases.append(pytest.param(event, field.name, wrong, id=f"{event}.{field.name}"))
     return cases
 

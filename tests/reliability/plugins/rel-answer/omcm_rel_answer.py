@@ -10,8 +10,11 @@ from omcm_core import Result, hookimpl
 def _remember(event, ctx):
     from omcm_core.files import atomic_write_json
 
-    folder = ctx.session_dir(event.session_id)
-    atomic_write_json(folder / "rel-answer.json", {"event": event.hook_event_name})
+    try:
+        folder = ctx.session_dir(event.session_id)
+        atomic_write_json(folder / "rel-answer.json", {"event": event.hook_event_name})
+    except OSError as exc:  # a full disk costs this note, never the answer
+        ctx.log.warning("rel_answer_state_unwritable", error=str(exc))
 
 
 @hookimpl

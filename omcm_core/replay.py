@@ -1,0 +1,101 @@
+"""Real Claude Code transcripts -> the hook payloads Claude Code would have sent.
+
+A transcript is JSONL: assistant lines carry ``tool_use`` blocks, user lines
+carry the matching ``tool_result`` blocks (``is_error`` for failures) and, in
+the line's ``toolUseResult``, the structured tool response. For each tool call
+this yields a PreToolUse payload, then a PostToolUse (with ``tool_response``)
+or a PostToolUseFailure (with ``error``), with the transcript's session id,
+cwd and tool_use_id. Used by tests, the demo and anyone who wants to feed past
+sessions to their plugins.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+
+def _blocks(message: Any) -> list[dict]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) -> dict[str, Any]:
+    payload = {
+        "session_id": entry.get("sessionId") or session_id or transcript.stem,
+        "transcript_path": str(transcript),
+        "cwd": entry.get("cwd") or "",
+        "hook_event_name": event,
+    }
+    mode = entry.get("permissionMode")
+    if isinstance(mode, str):
+        payload["permission_mode"] = mode
+    if entry.get("agentId"):
+        payload["agent_id"] = entry["agentId"]
+    return payload
+
+
+def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
+    """Yield hook payloads in transcript order. Unreadable lines are skipped."""
+    path = Path(path)
+    pending: dict[str, tuple[dict, dict]] = {}  # tool_use_id -> (tool_use block, its line)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict):
+                continue
+            kind = entry.get("type")
+            if kind == "assistant":
+                for block in _blocks(entry.get("message")):
+                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                        pending[block["id"]] = (block, entry)
+                        payload = _base(entry, session_id, path, "PreToolUse")
+                        payload.update(
+                            tool_name=str(block.get("name", "")),
+                            tool_input=block.get("input") if isinstance(block.get("input"), dict) else {},
+                            tool_use_id=block["id"],
+                        )
+                        yield payload
+            elif kind == "user":
+                for block in _blocks(entry.get("message")):
+                    if block.get("type") != "tool_result":
+                        continue
+                    use = pending.pop(block.get("tool_use_id"), None)
+                    if use is None:
+                        continue
+                    tool_use, _ = use
+                    failed = bool(block.get("is_error"))
+                    payload = _base(entry, session_id, path, "PostToolUseFailure" if failed else "PostToolUse")
+                    payload.update(
+                        tool_name=str(tool_use.get("name", "")),
+                        tool_input=tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {},
+                        tool_use_id=tool_use["id"],
+                    )
+                    if failed:
+                        payload["error"] = _result_text(block)
+                        payload["is_interrupt"] = False
+                    else:
+                        response = entry.get("toolUseResult")
+                        payload["tool_response"] = response if response is not None else _result_text(block)
+                    yield payload
+
+
+def failed_results(path: Path) -> int:
+    """How many tool results in the transcript are errors (for checking a replay)."""
+    count = 0
+    for payload in replay_transcript(path):
+        count += payload["hook_event_name"] == "PostToolUseFailure"
+    return count
