@@ -1,0 +1,148 @@
+"""The error knowledge base in the shared store: what failed, and what fixed it.
+
+Tables (plugin ``pre-tool-guide``):
+
+- ``guide_events``: one ``tool_error`` event per failed call (the seed's events
+  table, prefixed because the store is shared).
+- ``error_kb``: one row per distinct normalized error and file (the same
+  message about two files is two lessons), with use count, last use, and once
+  known its ``resolution`` JSON
+  ``{"resolvedBy", "tool", "toolSequence"}``.
+- ``guide_pending``: per session and tool, the last unresolved error and the
+  tools used since, until the same tool succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Optional
+
+PLUGIN = "pre-tool-guide"
+MAX_SEQUENCE = 20
+
+MIGRATIONS = [
+    """
+    CREATE TABLE guide_events (
+        id INTEGER PRIMARY KEY,
+        type TEXT NOT NULL,
+        ts REAL NOT NULL,
+        session_id TEXT,
+        tool TEXT,
+        file_key TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX guide_events_session ON guide_events(session_id, type, tool, ts);
+    CREATE TABLE error_kb (
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        error_normalized TEXT NOT NULL,
+        error_raw TEXT NOT NULL,
+        tool TEXT,
+        file_key TEXT NOT NULL DEFAULT '',
+        file_path TEXT,
+        resolution TEXT,
+        use_count INTEGER NOT NULL DEFAULT 1,
+        last_used REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX error_kb_error_file ON error_kb(error_normalized, file_key);
+    CREATE INDEX error_kb_file ON error_kb(file_key, last_used);
+    CREATE TABLE guide_pending (
+        session_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        error_normalized TEXT NOT NULL,
+        file_key TEXT NOT NULL DEFAULT '',
+        sequence TEXT NOT NULL DEFAULT '[]',
+        ts REAL NOT NULL,
+        PRIMARY KEY (session_id, tool)
+    );
+    """
+]
+
+
+def ready(store) -> None:
+    store.migrate(PLUGIN, MIGRATIONS)
+
+
+def record_failure(store, session_id: Optional[str], tool: str, raw: str, normalized: str, path: Optional[str], key: Optional[str]) -> None:
+    now = time.time()
+    data = json.dumps({"tool": tool, "error": normalized, "raw": raw, "file": path}, ensure_ascii=False)
+    with store.transaction() as conn:
+        _extend_sequences(conn, session_id, tool)
+        conn.execute(
+            "INSERT INTO guide_events(type, ts, session_id, tool, file_key, data) VALUES('tool_error', ?, ?, ?, ?, ?)",
+            (now, session_id, tool, key, data),
+        )
+        conn.execute(
+            "INSERT INTO error_kb(ts, error_normalized, error_raw, tool, file_key, file_path, last_used) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(error_normalized, file_key) DO UPDATE SET "
+            "use_count = use_count + 1, last_used = excluded.last_used, error_raw = excluded.error_raw, "
+            "file_path = coalesce(excluded.file_path, file_path)",
+            (now, normalized, raw, tool, key or "", path, now),
+        )
+        if session_id:
+            conn.execute(
+                "INSERT INTO guide_pending(session_id, tool, error_normalized, file_key, sequence, ts) "
+                "VALUES(?, ?, ?, ?, json_array(?), ?) ON CONFLICT(session_id, tool) DO UPDATE SET "
+                "error_normalized = excluded.error_normalized, file_key = excluded.file_key, "
+                "sequence = excluded.sequence, ts = excluded.ts",
+                (session_id, tool, normalized, key or "", tool, now),
+            )
+
+
+def record_success(store, session_id: Optional[str], tool: str, resolved_by: str) -> Optional[dict]:
+    """Note a successful call; if it resolves a pending error of this session, store the resolution."""
+    if not session_id:
+        return None
+    with store.transaction() as conn:
+        if conn.execute("SELECT 1 FROM guide_pending WHERE session_id = ? LIMIT 1", (session_id,)).fetchone() is None:
+            return None  # the common case: nothing pending, nothing written
+        _extend_sequences(conn, session_id, tool)
+        row = conn.execute(
+            "SELECT error_normalized, file_key, sequence FROM guide_pending WHERE session_id = ? AND tool = ?",
+            (session_id, tool),
+        ).fetchone()
+        if row is None:
+            return None
+        resolution = {"resolvedBy": resolved_by, "tool": tool, "toolSequence": json.loads(row[2])}
+        conn.execute(
+            "UPDATE error_kb SET resolution = ?, last_used = ? WHERE error_normalized = ? AND file_key = ?",
+            (json.dumps(resolution, ensure_ascii=False), time.time(), row[0], row[1]),
+        )
+        conn.execute("DELETE FROM guide_pending WHERE session_id = ? AND tool = ?", (session_id, tool))
+    return resolution
+
+
+def _extend_sequences(conn, session_id: Optional[str], tool: str) -> None:
+    if session_id:
+        conn.execute(
+            "UPDATE guide_pending SET sequence = json_insert(sequence, '$[#]', ?) "
+            "WHERE session_id = ? AND json_array_length(sequence) < ?",
+            (tool, session_id, MAX_SEQUENCE),
+        )
+
+
+def errors_for_file(store, key: str, path: Optional[str], limit: int = 2) -> list[tuple[str, Any]]:
+    """Up to ``limit`` resolved errors about this file, the same path first, most recent first."""
+    return store.query(
+        "SELECT error_normalized, resolution FROM error_kb WHERE file_key = ? AND resolution IS NOT NULL "
+        "ORDER BY (file_path = ?) DESC, last_used DESC LIMIT ?",
+        (key, path, limit),
+    )
+
+
+def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any]]:
+    """The session's last Bash error, if the knowledge base knows how it was resolved."""
+    row = store.query(
+        "SELECT json_extract(data, '$.error') FROM guide_events "
+        "WHERE session_id = ? AND type = 'tool_error' AND tool = 'Bash' ORDER BY ts DESC LIMIT 1",
+        (session_id,),
+    )
+    if not row or row[0][0] is None:
+        return None
+    match = store.query(
+        "SELECT error_normalized, resolution FROM error_kb WHERE error_normalized = ? AND resolution IS NOT NULL "
+        "ORDER BY last_used DESC LIMIT 1",
+        (row[0][0],),
+    )
+    return match[0] if match else None

@@ -1,0 +1,100 @@
+"""Turn a raw tool error into a stable key, and find the file it is about.
+
+What varies between two occurrences of the same mistake (line and column
+numbers, addresses, timestamps, UUIDs, temporary paths, durations) is replaced
+by a placeholder. File paths are kept, with one separator style, because the
+file is what the Edit/Write guidance looks up; the file's key also goes into a
+column of its own so the lookup is an indexed equality, not a LIKE scan.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Optional
+
+from omcm_core.redact import mask
+
+MAX_ERROR = 500
+
+_TAGS = re.compile(r"</?tool_use_error>")
+#: Failures that say nothing about the tool call itself: nothing to learn.
+NOT_MISTAKES = (
+    "The user doesn't want to proceed with this tool use",
+    "Sibling tool call errored",
+    "[Request interrupted by user",
+)
+
+_SUBSTITUTIONS = [
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<UUID>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b"), "<TS>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b"), "<TS>"),
+    (re.compile(r"\b0x[0-9a-f]{4,}\b", re.I), "<ADDR>"),
+    (re.compile(r"(?:/tmp|/var/folders|/private/var/folders|[A-Za-z]:/Users/[^/\s]+/AppData/Local/Temp)/[^\s'\":]+"), "<TMP>"),
+    (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|seconds|µs)\b"), "<DUR>"),
+    (re.compile(r"(?<=[\w)\]])(:\d+)(:\d+)?\b"), ":<N>"),  # file.py:12:5
+    (re.compile(r"\(\d+,\s*\d+\)"), "(<N>)"),  # file.ts(3,1)
+    (re.compile(r"\b(line|col|column|row|offset|pid|port)\s+\d+\b", re.I), r"\1 <N>"),
+    (re.compile(r"\bpid[=:]\d+\b", re.I), "pid=<N>"),
+    (re.compile(r"[ \t]+"), " "),
+]
+_PATH = re.compile(r"(?:[A-Za-z]:)?[\w.~-]*(?:/[\w.@+-]+)*/?[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+_FILE_INPUTS = ("file_path", "notebook_path", "path")
+
+
+def unify_separators(path: str) -> str:
+    return path.replace("\\", "/")
+
+
+def normalize_error(raw: str) -> str:
+    """The stable form of ``raw`` (secrets masked, variable parts replaced)."""
+    text = unify_separators(mask(_TAGS.sub("", raw or ""))).replace("\r", "")
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    text = "\n".join(lines)
+    for pattern, repl in _SUBSTITUTIONS:
+        text = pattern.sub(repl, text)
+    return text[:MAX_ERROR]
+
+
+def is_mistake(raw: str) -> bool:
+    """False for rejections and interruptions, which teach nothing about the call."""
+    text = _TAGS.sub("", raw or "").strip()
+    return bool(text) and not text.startswith(NOT_MISTAKES)
+
+
+def file_of(tool_input: Mapping[str, Any], error: str = "") -> Optional[str]:
+    """The file a call or its error is about: the tool's file argument, else the first path in the error."""
+    for key in _FILE_INPUTS:
+        value = tool_input.get(key) if isinstance(tool_input, Mapping) else None
+        if isinstance(value, str) and value.strip():
+            return unify_separators(value.strip())
+    match = _PATH.search(unify_separators(error or ""))
+    return match.group(0) if match else None
+
+
+def file_key(path: Optional[str]) -> Optional[str]:
+    """Index key of a file: its base name, case-folded (Windows and macOS fold case)."""
+    if not path:
+        return None
+    name = unify_separators(path).rstrip("/").rsplit("/", 1)[-1]
+    return name.casefold() or None
+
+
+def failed_exit(tool_name: str, tool_response: Any) -> Optional[str]:
+    """For a PostToolUse of Bash that still failed (older Claude Code), the error text."""
+    if tool_name not in ("Bash", "PowerShell") or not isinstance(tool_response, Mapping):
+        return None
+    for key in ("exitCode", "exit_code", "returncode", "code"):
+        code = tool_response.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            stderr = tool_response.get("stderr") or tool_response.get("stdout") or ""
+            return f"Exit code {code}\n{stderr}".strip()
+    return None
+
+
+def resolved_by(tool_name: str, tool_input: Mapping[str, Any]) -> str:
+    """What succeeded, said briefly (the command for Bash, the file for file tools)."""
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    if isinstance(command, str) and command.strip():
+        return mask(command.strip())[:200]
+    path = file_of(tool_input)
+    return f"{tool_name} {path}" if path else tool_name
