@@ -35,9 +35,9 @@ def _stamp() -> str:
     digest = hashlib.sha256(sys.version.encode())
     for path in [ROOT / "pyproject.toml", *(p / "pyproject.toml" for p in plugin_dirs())]:
         digest.update(str(path).encode() + path.read_bytes())
-        extras = path.parent / ".dev-extras"
-        if extras.exists():
-            digest.update(extras.read_bytes())
+        for name in (".dev-extras", ".dev-no-deps"):
+            if (path.parent / name).exists():
+                digest.update((path.parent / name).read_bytes())
     return digest.hexdigest()
 
 
@@ -61,6 +61,11 @@ def setup() -> None:
         targets += ["-r", str(extra_reqs)]
     print("dev.py: installing omcm-core and plugins into .venv", flush=True)
     subprocess.run(pip + targets, check=True)
+    # Packages a plugin needs without their declared dependencies (see the plugin's pyproject).
+    no_deps = [line.strip() for p in plugin_dirs() if (p / ".dev-no-deps").exists()
+               for line in (p / ".dev-no-deps").read_text().splitlines() if line.strip()]
+    if no_deps:
+        subprocess.run(pip + ["--no-deps", *no_deps], check=True)
     stamp_file.write_text(_stamp())
 
 

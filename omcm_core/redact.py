@@ -35,7 +35,7 @@ _PATTERNS: list[tuple[str, "re.Pattern[str]"]] = [
         "assignment",
         re.compile(
             r"""(?ix)
-            (["']?[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|auth)[\w.-]*["']?)
+            (["']?(?<![\w.-])[\w.-]{0,40}?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|auth)[\w.-]{0,40}["']?)
             ([ \t]*[:=][ \t]*|[ \t]*=>[ \t]*)  # same line only: "auth:\n  token: x" must mask x, not "token:"
             ("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s,;"'}{\\]{3,})  # unquoted values end at a backslash: text may be repr'd ("\n")
             """

@@ -32,6 +32,7 @@ PLUGIN_SOURCES = HERE / "plugins"
 PLUGIN_SETS: dict[str, list[str]] = {
     "none": [],
     "test-plugins": ["rel-answer", "rel-counter", "rel-rows"],
+    "project-plugins": ["tool-counter", "pre-tool-guide", "post-tool-observer", "memory-rotation"],
 }
 
 

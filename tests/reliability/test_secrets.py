@@ -16,7 +16,7 @@ import json
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, spawn_hook
 from secret_corpus import corpus
 
-PLUGINS = ["rel-answer", "rel-leaky", "rel-rows"]
+PLUGINS = ["rel-answer", "rel-leaky", "rel-rows", "post-tool-observer", "pre-tool-guide", "tool-counter"]
 PER_CALL = 7
 
 

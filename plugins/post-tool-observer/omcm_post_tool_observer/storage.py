@@ -1,0 +1,166 @@
+"""Observer tables in the shared store: events, full-text index, embedding outbox, vectors.
+
+The event and its embedding job are written in one transaction (the seed's
+outbox), so a crash can never leave an event that will not be embedded or a
+job without its event. The FTS5 index is an external-content index over
+``observer_events`` kept in step by triggers: one copy of the text on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any, Optional
+
+PLUGIN = "post-tool-observer"
+
+MIGRATIONS = [
+    """
+    CREATE TABLE observer_events (
+        id INTEGER PRIMARY KEY,
+        event_id TEXT NOT NULL UNIQUE,
+        event_type TEXT NOT NULL DEFAULT 'tool_observation',
+        session_id TEXT,
+        ts REAL NOT NULL,
+        tool_name TEXT NOT NULL,
+        tool_use_id TEXT,
+        success INTEGER NOT NULL,
+        duration_ms REAL,
+        prompt_index INTEGER,
+        tool_index INTEGER,
+        file_path TEXT,
+        command TEXT,
+        output TEXT NOT NULL,
+        payload_json TEXT NOT NULL,
+        bytes INTEGER NOT NULL
+    );
+    CREATE INDEX observer_events_session ON observer_events(session_id, ts);
+    CREATE INDEX observer_events_ts ON observer_events(ts);
+    CREATE INDEX observer_events_tool ON observer_events(tool_name, ts);
+    CREATE VIRTUAL TABLE observer_fts USING fts5(
+        tool_name, file_path, command, output,
+        content='observer_events', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER observer_events_ai AFTER INSERT ON observer_events BEGIN
+        INSERT INTO observer_fts(rowid, tool_name, file_path, command, output)
+        VALUES (new.id, new.tool_name, new.file_path, new.command, new.output);
+    END;
+    CREATE TRIGGER observer_events_ad AFTER DELETE ON observer_events BEGIN
+        INSERT INTO observer_fts(observer_fts, rowid, tool_name, file_path, command, output)
+        VALUES ('delete', old.id, old.tool_name, old.file_path, old.command, old.output);
+    END;
+    CREATE TABLE observer_outbox (
+        id INTEGER PRIMARY KEY,
+        event_id TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created REAL NOT NULL,
+        updated REAL NOT NULL
+    );
+    CREATE INDEX observer_outbox_status ON observer_outbox(status, id);
+    CREATE TABLE observer_vectors (
+        event_id TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL
+    );
+    CREATE TABLE observer_sessions (
+        session_id TEXT PRIMARY KEY,
+        prompt_index INTEGER NOT NULL DEFAULT 0,
+        tool_index INTEGER NOT NULL DEFAULT 0,
+        last_prompt_id TEXT
+    );
+    CREATE TABLE observer_starts (
+        tool_use_id TEXT PRIMARY KEY,
+        ts REAL NOT NULL
+    );
+    CREATE TABLE observer_meta (key TEXT PRIMARY KEY, value TEXT);
+    """
+]
+
+
+def ready(store) -> None:
+    store.migrate(PLUGIN, MIGRATIONS)
+
+
+def note_start(store, tool_use_id: str) -> None:
+    with store.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO observer_starts(tool_use_id, ts) VALUES(?, ?)", (tool_use_id, time.time()))
+
+
+def next_position(conn, session_id: Optional[str], prompt_id: Optional[str]) -> tuple[int, int]:
+    """(prompt index, tool index within the prompt) for a new observation of this session."""
+    if not session_id:
+        return 0, 0
+    row = conn.execute(
+        "SELECT prompt_index, tool_index, last_prompt_id FROM observer_sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    prompt, tool, last = row if row else (0, 0, None)
+    if prompt_id and prompt_id != last:
+        prompt, tool, last = prompt + 1, 0, prompt_id
+    tool += 1
+    conn.execute(
+        "INSERT INTO observer_sessions(session_id, prompt_index, tool_index, last_prompt_id) VALUES(?, ?, ?, ?) "
+        "ON CONFLICT(session_id) DO UPDATE SET prompt_index = excluded.prompt_index, "
+        "tool_index = excluded.tool_index, last_prompt_id = excluded.last_prompt_id",
+        (session_id, prompt, tool, last),
+    )
+    return prompt, tool
+
+
+def new_prompt(store, session_id: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO observer_sessions(session_id, prompt_index, tool_index) VALUES(?, 1, 0) "
+            "ON CONFLICT(session_id) DO UPDATE SET prompt_index = prompt_index + 1, tool_index = 0",
+            (session_id,),
+        )
+
+
+def record(store, event, build, embed: bool) -> str:
+    """Write one observation (and its outbox job) in one transaction; returns its event id."""
+    event_id = str(uuid.uuid4())
+    now = time.time()
+    with store.transaction() as conn:
+        duration = event.duration_ms
+        if duration is None and event.tool_use_id:
+            row = conn.execute("SELECT ts FROM observer_starts WHERE tool_use_id = ?", (event.tool_use_id,)).fetchone()
+            if row:
+                duration = round((now - row[0]) * 1000, 1)
+        if event.tool_use_id:
+            conn.execute("DELETE FROM observer_starts WHERE tool_use_id = ?", (event.tool_use_id,))
+        prompt_index, tool_index = next_position(conn, event.session_id, event.prompt_id)
+        obs = build(event, duration, prompt_index, tool_index)
+        payload = json.dumps({k: v for k, v in obs.items() if k != "toolOutput"}, ensure_ascii=False, default=str)
+        meta = obs["metadata"]
+        conn.execute(
+            "INSERT INTO observer_events(event_id, session_id, ts, tool_name, tool_use_id, success, duration_ms, "
+            "prompt_index, tool_index, file_path, command, output, payload_json, bytes) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event_id, event.session_id, now, event.tool_name, event.tool_use_id, int(event.succeeded), duration,
+                prompt_index, tool_index, meta.get("filePath") or meta.get("url"),
+                meta.get("command") or meta.get("pattern") or meta.get("query"),
+                obs["toolOutput"], payload, len(payload) + len(obs["toolOutput"]),
+            ),
+        )
+        if embed:
+            conn.execute(
+                "INSERT INTO observer_outbox(event_id, created, updated) VALUES(?, ?, ?)", (event_id, now, now)
+            )
+    return event_id
+
+
+def pending_jobs(store) -> int:
+    return store.query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
+
+
+def get_meta(store, key: str) -> Optional[str]:
+    row = store.query("SELECT value FROM observer_meta WHERE key = ?", (key,))
+    return row[0][0] if row else None
+
+
+def set_meta(store, key: str, value: Any) -> None:
+    with store.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO observer_meta(key, value) VALUES(?, ?)", (key, str(value)))
