@@ -1,0 +1,127 @@
+"""memory-rotation: project memory that rotates, summarizes and reloads itself (seed 004).
+
+``.claude/memory/memory.md`` is the project's running memory (L2). Every
+``saveInterval`` tool uses it is checked; at 23,750 tokens it is archived whole
+as ``memory_YYYYMMDD_HHMMSS.md`` and replaced by its last 2,375 tokens, and
+Claude is told ``[MEMORY_KEEPER_ROTATE] file=<archive>`` so the memory-rotate
+skill has the memory-summarizer agent write an L3 summary
+(``omcm memory summary``). Session start loads the memory back; session end
+keeps the transcript as L1.
+"""
+
+from __future__ import annotations
+
+from omcm_core import Result, hookimpl
+from omcm_core.records import Command
+
+PLUGIN = "memory-rotation"
+COUNTERS = ["CREATE TABLE memrot_counters (session_id TEXT PRIMARY KEY, uses INTEGER NOT NULL)"]
+
+
+def _folder(ctx):
+    from omcm_memory_rotation import layout
+
+    if ctx.project_dir is None:
+        return None
+    return layout.memory_dir(ctx.project_dir)
+
+
+def count_use(store, session_id: str) -> int:
+    """This session's tool uses so far, counted exactly under parallel dispatchers."""
+    store.migrate(PLUGIN, COUNTERS)
+    with store.transaction() as conn:
+        (uses,) = conn.execute(
+            "INSERT INTO memrot_counters(session_id, uses) VALUES(?, 1) "
+            "ON CONFLICT(session_id) DO UPDATE SET uses = uses + 1 RETURNING uses",
+            (session_id,),
+        ).fetchone()
+    return uses
+
+
+def check(folder, settings, log) -> list[str]:
+    """Rotate (or on the first check, split a legacy file) when due; returns new archives."""
+    from omcm_memory_rotation import index, layout, legacy, rotation
+
+    layout.ensure_structure(folder)
+    data = index.reconcile(folder, log)
+    if not data["rotatedFiles"]:
+        archives = legacy.migrate(folder, settings, log)
+        if archives:
+            return archives
+    archive = rotation.check_and_rotate(folder, settings, log)
+    return [archive] if archive else []
+
+
+@hookimpl
+def post_tool(event, ctx):
+    from omcm_memory_rotation import layout
+
+    folder = _folder(ctx)
+    if folder is None or not event.session_id:
+        return None
+    settings = layout.load_settings(ctx.project_dir, ctx.home, ctx.log)
+    if not settings.enabled or count_use(ctx.store, event.session_id) % settings.save_interval:
+        return None
+    archives = check(folder, settings, ctx.log)
+    if not archives:
+        return None
+    return Result(additional_context="\n".join(f"{layout.TRIGGER} file={name}" for name in archives))
+
+
+@hookimpl
+def session_start(event, ctx):
+    from omcm_memory_rotation import layout, loader
+
+    folder = _folder(ctx)
+    if folder is None:
+        ctx.log.info("no_project_dir")
+        return None
+    layout.ensure_structure(folder)
+    text = loader.context(folder, ctx.log)
+    return Result(additional_context=text) if text else None
+
+
+@hookimpl
+def session_end(event, ctx):
+    from pathlib import Path
+
+    from omcm_core.background import omcm_argv, spawn_detached
+
+    folder = _folder(ctx)
+    if folder is None or not event.transcript_path or not event.session_id:
+        return None
+    if not Path(event.transcript_path).is_file():
+        ctx.log.warning("transcript_missing", path=event.transcript_path)
+        return None
+    ctx.store.migrate(PLUGIN, COUNTERS)
+    with ctx.store.transaction() as conn:
+        conn.execute("DELETE FROM memrot_counters WHERE session_id = ?", (event.session_id,))
+    # The 1.5 s SessionEnd budget is shared by every hook: write L1 in the background.
+    spawn_detached(
+        omcm_argv("memory", "write-l1", "--transcript", event.transcript_path, "--session", event.session_id,
+                  "--project", str(ctx.project_dir)),
+        env=ctx.env,
+    )
+    return None
+
+
+@hookimpl
+def doctor_report(ctx):
+    from omcm_memory_rotation import index, layout
+
+    folder = _folder(ctx)
+    if folder is None or not folder.exists():
+        return {"memory": "no .claude/memory in this project"}
+    data = index.read(folder, ctx.log)
+    return {
+        "memory_tokens": layout.tokens_of_file(folder / layout.MEMORY_FILE),
+        "archives": len(data["rotatedFiles"]),
+        "pending_summaries": index.pending(data),
+    }
+
+
+@hookimpl
+def commands():
+    from omcm_memory_rotation import cli
+
+    return [Command(name="memory", help="project memory: status, search, summary, migrate-legacy", configure=cli.configure, run=cli.run)]

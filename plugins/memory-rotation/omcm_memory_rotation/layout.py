@@ -1,0 +1,127 @@
+"""Where the memory lives, its settings, and the token arithmetic (seed 004 §constants, §1)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from attrs import frozen
+
+MEMORY_FILE = "memory.md"
+INDEX_FILE = "memory-index.json"
+LOCK_FILE = ".rotation.lock"
+ARCHIVE_PREFIX = "memory_"
+SUMMARY_SUFFIX = ".summary.json"
+TRIGGER = "[MEMORY_KEEPER_ROTATE]"
+BYTES_PER_TOKEN = 4
+MARGIN = 0.95  # the seed's 5% safety margin
+
+
+@frozen
+class Settings:
+    """config.json, project first, then the global one, then the seed's defaults."""
+
+    save_interval: int = 5
+    enabled: bool = True
+    threshold_tokens: int = 23_750  # 25,000 x 0.95
+    carryover_tokens: int = 2_375  # 2,500 x 0.95
+
+
+def memory_dir(project: Path) -> Path:
+    return project / ".claude" / "memory"
+
+
+def ensure_structure(folder: Path) -> None:
+    """The seed's ensureMemoryStructure: memory/, sessions/, logs/ and an empty index."""
+    from omcm_memory_rotation import index
+
+    for sub in (folder, folder / "sessions", folder / "logs"):
+        sub.mkdir(parents=True, exist_ok=True)
+    if not (folder / INDEX_FILE).exists():
+        index.write(folder, index.empty())
+
+
+def load_settings(project: Path, home: Path, log) -> Settings:
+    for path in (memory_dir(project) / "config.json", home / "memory-rotation" / "config.json"):
+        if path.is_file():
+            try:
+                return _parse(json.loads(path.read_text(encoding="utf-8")))
+            except (ValueError, TypeError, KeyError) as exc:
+                log.error("memory_config_invalid", path=str(path), error=str(exc))
+    return Settings()
+
+
+def _parse(data: Any) -> Settings:
+    if not isinstance(data, dict):
+        raise ValueError("config.json must hold an object")
+    rotation = data.get("memoryRotation", {})
+    if not isinstance(rotation, dict):
+        raise ValueError("memoryRotation must be an object")
+    interval = data.get("saveInterval", 5)
+    threshold = rotation.get("thresholdTokens", 25_000)
+    carryover = rotation.get("carryoverTokens", 2_500)
+    for name, value in (("saveInterval", interval), ("thresholdTokens", threshold), ("carryoverTokens", carryover)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return Settings(
+        save_interval=interval,
+        enabled=bool(rotation.get("enabled", True)),
+        threshold_tokens=int(threshold * MARGIN),
+        carryover_tokens=int(carryover * MARGIN),
+    )
+
+
+def estimate_tokens(text: str) -> int:
+    """UTF-8 bytes / 4, rounded up (Korean text counts its 3-byte characters)."""
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+
+def tokens_of_file(path: Path) -> int:
+    try:
+        return math.ceil(path.stat().st_size / BYTES_PER_TOKEN)
+    except FileNotFoundError:
+        return 0
+
+
+def tail_by_tokens(content: str, target: int) -> str:
+    """Whole lines from the end of ``content`` within ``target`` tokens."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    tokens, start = 0, len(lines)
+    for i in range(len(lines) - 1, -1, -1):
+        cost = estimate_tokens(lines[i] + "\n")
+        if tokens + cost > target:
+            break
+        tokens += cost
+        start = i
+    kept = lines[start:]
+    return "\n".join(kept) + "\n" if kept else ""
+
+
+def archive_name(folder: Path, stamp: Optional[str] = None) -> str:
+    """``memory_YYYYMMDD_HHMMSS.md``, never an existing name (a suffix is added)."""
+    stamp = stamp or time.strftime("%Y%m%d_%H%M%S")
+    name = f"{ARCHIVE_PREFIX}{stamp}.md"
+    n = 2
+    while (folder / name).exists():
+        name = f"{ARCHIVE_PREFIX}{stamp}_{n}.md"
+        n += 1
+    return name
+
+
+def summary_name(archive: str) -> str:
+    return archive[: -len(".md")] + SUMMARY_SUFFIX
+
+
+def error_log(folder: Path, name: str, message: str) -> None:
+    """Append a line to logs/rotation-error.log or logs/summary-error.log."""
+    try:
+        (folder / "logs").mkdir(parents=True, exist_ok=True)
+        with open(folder / "logs" / name, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
+    except OSError:
+        pass

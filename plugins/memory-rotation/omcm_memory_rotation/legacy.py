@@ -1,0 +1,101 @@
+"""Legacy migration: split an oversized memory.md by its date headers (seed 004 §0.1).
+
+Sections start at ``## YYYY-MM-DD`` (or, without dates, at any ``## ``); a file
+without headers becomes one archive. A section over the threshold is split by
+lines. Sections are grouped into chunks under the threshold and **every** chunk
+is archived (the seed dropped the part of the last chunk that did not fit the
+carry-over); memory.md keeps the carry-over tail of the last chunk.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Optional
+
+from omcm_core.files import atomic_write_bytes
+
+from omcm_memory_rotation import index, layout
+
+_DATE = re.compile(r"^## (\d{4}-\d{2}-\d{2})")
+
+
+def parse_sections(content: str) -> list[dict]:
+    lines = content.split("\n")
+    dated = any(_DATE.match(line) for line in lines)
+    header = _DATE if dated else re.compile(r"^## ")
+    sections: list[dict] = []
+    current: Optional[dict] = None
+    for line in lines:
+        match = header.match(line)
+        if match:
+            if current:
+                sections.append(current)
+            current = {"date": match.group(1) if dated else None, "lines": [line]}
+        elif current:
+            current["lines"].append(line)
+        else:
+            current = {"date": None, "lines": [line]}  # text before the first header
+    if current:
+        sections.append(current)
+    return sections
+
+
+def force_split(section: dict, threshold: int) -> list[dict]:
+    parts, current, tokens = [], [], 0
+    for line in section["lines"]:
+        cost = layout.estimate_tokens(line + "\n")
+        if current and tokens + cost > threshold:
+            parts.append({"date": section["date"], "lines": current})
+            current, tokens = [], 0
+        current.append(line)
+        tokens += cost
+    if current:
+        parts.append({"date": section["date"], "lines": current})
+    return parts
+
+
+def split(content: str, threshold: int) -> list[list[dict]]:
+    sections = parse_sections(content)
+    if len(sections) == 1 and not sections[0]["lines"][0].startswith("## "):
+        return [sections]  # no headers at all: the whole file is one archive, as the seed says
+    chunks, current, tokens = [], [], 0
+    for section in sections:
+        for part in force_split(section, threshold):
+            cost = layout.estimate_tokens("\n".join(part["lines"]) + "\n")
+            if current and tokens + cost > threshold:
+                chunks.append(current)
+                current, tokens = [], 0
+            current.append(part)
+            tokens += cost
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def migrate(folder: Path, settings: layout.Settings, log) -> list[str]:
+    """Split memory.md when it is over the threshold; returns the archives written."""
+    memory = folder / layout.MEMORY_FILE
+    from omcm_memory_rotation.rotation import acquire, release
+
+    if layout.tokens_of_file(memory) < settings.threshold_tokens or not acquire(folder):
+        return []
+    try:
+        content = memory.read_text(encoding="utf-8", errors="replace")
+        archives = []
+        for chunk in split(content, settings.threshold_tokens):
+            dates = [p["date"] for p in chunk if p["date"]]
+            stamp = dates[-1].replace("-", "") + "_235959" if dates else time.strftime("%Y%m%d_%H%M%S")
+            name = layout.archive_name(folder, stamp)
+            text = "\n".join("\n".join(p["lines"]) for p in chunk).rstrip("\n") + "\n"
+            atomic_write_bytes(folder / name, text.encode("utf-8"), mode=0o644)
+            archives.append((name, text))
+        last_text = archives[-1][1]
+        atomic_write_bytes(memory, layout.tail_by_tokens(last_text, settings.carryover_tokens).encode("utf-8"), mode=0o644)
+        for name, text in archives:
+            index.add_archive(folder, name, layout.estimate_tokens(text), log)
+        log.info("legacy_migrated", archives=len(archives))
+        return [name for name, _ in archives]
+    finally:
+        release(folder)

@@ -1,0 +1,82 @@
+"""Session start context, in the seed's order (§6), capped in size.
+
+1. the unreflected tail of the last L1 session (what the last session said at
+   its end that memory.md does not contain);
+2. the latest L3 overallSummary;
+3. the last 50 lines of memory.md;
+4. the pending-summaries notice, which re-triggers each pending summary.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from omcm_memory_rotation import index, layout
+
+MAX_CHARS = 8_000
+TAIL_LINES = 50
+
+
+def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
+    sessions = folder / "sessions"
+    files = sorted(sessions.glob("*.l1.jsonl")) if sessions.is_dir() else []
+    if not files:
+        return []
+    out = []
+    lines = files[-1].read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        text = entry.get("content") if isinstance(entry, dict) and entry.get("role") == "assistant" else None
+        if isinstance(text, str) and len(text) > 50 and text[:50] not in memory_text:
+            out.append(text[:200])
+    return out
+
+
+def latest_summary(folder: Path, data: dict) -> Optional[tuple[dict, str]]:
+    for entry in reversed(data["rotatedFiles"]):
+        if entry.get("summaryGenerated"):
+            try:
+                summary = json.loads((folder / layout.summary_name(entry["file"])).read_text(encoding="utf-8"))
+                return entry, str(summary["overallSummary"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return None
+
+
+def context(folder: Path, log) -> Optional[str]:
+    memory = folder / layout.MEMORY_FILE
+    memory_text = memory.read_text(encoding="utf-8", errors="replace") if memory.exists() else ""
+    data = index.reconcile(folder, log)
+    parts = []
+    l1 = unreflected_l1(folder, memory_text)
+    if l1:
+        parts.append("## Previous session's end (not yet in memory.md)\n" + "\n".join(f"- {t}" for t in l1))
+    found = latest_summary(folder, data)
+    if found:
+        entry, summary = found
+        span = entry.get("dateRange") or {}
+        dates = f" ({span.get('first')} ~ {span.get('last')})" if span else ""
+        parts.append(f"## Earlier memory summary{dates}\n{summary}")
+    tail = memory_text.rstrip("\n").split("\n")[-TAIL_LINES:] if memory_text.strip() else []
+    if tail:
+        parts.append("## Recent memory (.claude/memory/memory.md)\n" + "\n".join(tail))
+    pending = index.pending(data)
+    if pending:
+        notice = [f"[MEMORY_KEEPER] {len(pending)} summaries not generated yet:"]
+        notice += [f"{layout.TRIGGER} file={name}" for name in pending]
+        parts.append("\n".join(notice))
+    if not parts:
+        return None
+    return cap("\n---\n".join(parts))
+
+
+def cap(text: str, limit: int = MAX_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    note = f"\n[memory-rotation: {len(text) - limit + 80} characters cut to stay within {limit}]"
+    return text[: limit - len(note)] + note

@@ -1,0 +1,114 @@
+"""Rotation: archive the whole memory.md, keep a tail as the new one (seed 004 §4, §7.1).
+
+Order of writes, each atomic, so that a process killed at any point loses no
+line of the original memory.md:
+
+1. take ``.rotation.lock`` (O_EXCL; a lock older than 60 s or of a dead process is stale);
+2. write the archive ``memory_YYYYMMDD_HHMMSS.md`` (temp file, fsync, rename;
+   never over an existing archive);
+3. replace memory.md with the carried-over tail (temp file, fsync, rename) —
+   plus anything appended to memory.md since step 2 started;
+4. record the archive in memory-index.json (a crash before this is repaired by
+   ``index.reconcile`` on the next check).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Optional
+
+from omcm_core.files import atomic_write_bytes
+
+from omcm_memory_rotation import index, layout
+
+STALE_S = 60
+
+
+def _crash_point(name: str) -> None:
+    # Tests set OMCM_MEMORY_ROTATION_CRASH_AT to die exactly here, as SIGKILL would.
+    if os.environ.get("OMCM_MEMORY_ROTATION_CRASH_AT") == name:
+        os._exit(137)
+
+
+def acquire(folder: Path) -> bool:
+    path = folder / layout.LOCK_FILE
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if not _stale(path):
+                return False
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()} {time.time()}\n")
+        return True
+    return False
+
+
+def _stale(path: Path) -> bool:
+    try:
+        pid_text, started = path.read_text().split()[:2]
+        if time.time() - float(started) > STALE_S:
+            return True
+        os.kill(int(pid_text), 0)
+        return False
+    except ProcessLookupError:
+        return True  # its process is gone
+    except (OSError, ValueError):
+        try:
+            return time.time() - path.stat().st_mtime > STALE_S
+        except FileNotFoundError:
+            return True
+
+
+def release(folder: Path) -> None:
+    try:
+        os.unlink(folder / layout.LOCK_FILE)
+    except FileNotFoundError:
+        pass
+
+
+def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[str]:
+    """Rotate when memory.md holds ``threshold_tokens`` or more; returns the archive name."""
+    memory = folder / layout.MEMORY_FILE
+    if not settings.enabled or layout.tokens_of_file(memory) < settings.threshold_tokens:
+        return None
+    if not acquire(folder):
+        log.info("rotation_skipped_locked")
+        return None
+    try:
+        original = memory.read_bytes()  # re-read under the lock: another rotation may have run
+        tokens = -(-len(original) // layout.BYTES_PER_TOKEN)
+        if tokens < settings.threshold_tokens:
+            return None
+        archive = layout.archive_name(folder)
+        _crash_point("before-archive")
+        atomic_write_bytes(folder / archive, original, mode=0o644)
+        _crash_point("after-archive")
+        carry = layout.tail_by_tokens(original.decode("utf-8", errors="replace"), settings.carryover_tokens)
+        current = memory.read_bytes()
+        if current != original:
+            if not current.startswith(original):
+                # memory.md was rewritten meanwhile: keep it whole, drop our archive, try later.
+                os.unlink(folder / archive)
+                log.warning("rotation_aborted_memory_changed")
+                return None
+            carry += current[len(original) :].decode("utf-8", errors="replace")  # appended meanwhile
+        atomic_write_bytes(memory, carry.encode("utf-8"), mode=0o644)
+        _crash_point("after-carryover")
+        index.add_archive(folder, archive, tokens, log)
+        _crash_point("after-index")
+        log.info("rotated", archive=archive, tokens=tokens, carried_bytes=len(carry.encode("utf-8")))
+        return archive
+    except OSError as exc:
+        layout.error_log(folder, "rotation-error.log", f"rotation failed: {type(exc).__name__}: {exc}")
+        log.error("rotation_failed", error=str(exc))
+        return None
+    finally:
+        release(folder)
