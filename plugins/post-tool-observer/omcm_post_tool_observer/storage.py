@@ -76,7 +76,9 @@ MIGRATIONS = [
         ts REAL NOT NULL
     );
     CREATE TABLE observer_meta (key TEXT PRIMARY KEY, value TEXT);
-    """
+    """,
+    # Weights for bm25 kept in the index itself, so ORDER BY rank (computed in C) uses them.
+    "INSERT INTO observer_fts(observer_fts, rank) VALUES('rank', 'bm25(2.0, 3.0, 3.0, 1.0)')",
 ]
 
 
