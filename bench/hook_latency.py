@@ -106,7 +106,7 @@ def populate(python: Path, home: Path, project: Path) -> None:
 
 def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     bare = real_python()
-    client = str(Path(subprocess.check_output([str(python), "-c", "import omcm_core.client as c; print(c.__file__)"], text=True).strip()))
+    client = str(Path(subprocess.check_output([str(python), "-I", "-c", "import omcm_core.client as c; print(c.__file__)"], text=True).strip()))
     data = payloads(project)
     base_env = {**os.environ, "OMCM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}
     base_env.pop("OMCM_LOAD_PLUGINS", None)

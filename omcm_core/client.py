@@ -28,11 +28,16 @@ _FALLBACK = "fallback"
 
 
 def _key(env) -> str:
-    """Which daemon serves this caller: same interpreter, search path and home."""
-    import hashlib
+    """Which daemon serves this caller: same interpreter, search path and home.
 
-    parts = [sys.executable, env.get("PYTHONPATH", ""), env.get("OMCM_HOME", ""), os.path.expanduser("~")]
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    crc32 rather than sha256: hashlib costs milliseconds to import and this is a
+    name, not a secret (the socket's folder and mode are the protection).
+    """
+    import zlib
+
+    data = "\0".join([sys.executable, env.get("PYTHONPATH", ""), env.get("OMCM_HOME", ""), os.path.expanduser("~")])
+    raw = data.encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
 
 
 def socket_path(env=None) -> str:
@@ -69,14 +74,14 @@ def ask_daemon(path: str, argv_event: str, env, raw: bytes, timeout: float = 60.
 
     Raises OSError when no daemon is listening.
     """
-    import socket
+    import _socket  # the C module: `socket` would also import enum, selectors and more
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         sock.connect(path)
         sock.sendall(encode_request(argv_event, env, raw))
-        sock.shutdown(socket.SHUT_WR)
+        sock.shutdown(_socket.SHUT_WR)
         reply = _recv_all(sock)
     finally:
         sock.close()
@@ -116,7 +121,7 @@ def answer(args, raw: bytes, env=None):
     """(exit code, stdout, stderr) for one payload: daemon first, then in process."""
     env = dict(os.environ if env is None else env)
     argv_event = args[0] if args else ""
-    use_daemon = env.get("OMCM_DAEMON", "1") != "0" and hasattr(__import__("socket"), "AF_UNIX")
+    use_daemon = env.get("OMCM_DAEMON", "1") != "0" and hasattr(__import__("_socket"), "AF_UNIX")
     if use_daemon:
         path = socket_path(env)
         try:

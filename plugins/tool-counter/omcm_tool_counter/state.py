@@ -28,7 +28,8 @@ def update(folder: Path, change: Callable[[Counters], Step], log) -> Step:
     with file_lock(folder / LOCK_FILE):
         counters = load(path, log)
         result = change(counters)
-        atomic_write_json(path, result.counters.to_json())
+        # Not fsynced: a counter lost to a power cut only restarts a run; every tool call waits for this.
+        atomic_write_json(path, result.counters.to_json(), durable=False)
     return result
 
 
