@@ -45,52 +45,57 @@ def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) 
     return payload
 
 
-def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
-    """Yield hook payloads in transcript order. Unreadable lines are skipped."""
-    path = Path(path)
-    pending: dict[str, tuple[dict, dict]] = {}  # tool_use_id -> (tool_use block, its line)
+def transcript_entries(path: Path) -> Iterator[dict]:
+    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(entry, dict):
-                continue
-            kind = entry.get("type")
-            if kind == "assistant":
-                for block in _blocks(entry.get("message")):
-                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                        pending[block["id"]] = (block, entry)
-                        payload = _base(entry, session_id, path, "PreToolUse")
-                        payload.update(
-                            tool_name=str(block.get("name", "")),
-                            tool_input=block.get("input") if isinstance(block.get("input"), dict) else {},
-                            tool_use_id=block["id"],
-                        )
-                        yield payload
-            elif kind == "user":
-                for block in _blocks(entry.get("message")):
-                    if block.get("type") != "tool_result":
-                        continue
-                    use = pending.pop(block.get("tool_use_id"), None)
-                    if use is None:
-                        continue
-                    tool_use, _ = use
-                    failed = bool(block.get("is_error"))
-                    payload = _base(entry, session_id, path, "PostToolUseFailure" if failed else "PostToolUse")
+            if isinstance(entry, dict):
+                yield entry
+
+
+def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
+    """Yield hook payloads in transcript order. Unreadable lines are skipped."""
+    path = Path(path)
+    pending: dict[str, tuple[dict, dict]] = {}  # tool_use_id -> (tool_use block, its line)
+    for entry in transcript_entries(path):
+        kind = entry.get("type")
+        if kind == "assistant":
+            for block in _blocks(entry.get("message")):
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    pending[block["id"]] = (block, entry)
+                    payload = _base(entry, session_id, path, "PreToolUse")
                     payload.update(
-                        tool_name=str(tool_use.get("name", "")),
-                        tool_input=tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {},
-                        tool_use_id=tool_use["id"],
+                        tool_name=str(block.get("name", "")),
+                        tool_input=block.get("input") if isinstance(block.get("input"), dict) else {},
+                        tool_use_id=block["id"],
                     )
-                    if failed:
-                        payload["error"] = _result_text(block)
-                        payload["is_interrupt"] = False
-                    else:
-                        response = entry.get("toolUseResult")
-                        payload["tool_response"] = response if response is not None else _result_text(block)
                     yield payload
+        elif kind == "user":
+            for block in _blocks(entry.get("message")):
+                if block.get("type") != "tool_result":
+                    continue
+                use = pending.pop(block.get("tool_use_id"), None)
+                if use is None:
+                    continue
+                tool_use, _ = use
+                failed = bool(block.get("is_error"))
+                payload = _base(entry, session_id, path, "PostToolUseFailure" if failed else "PostToolUse")
+                payload.update(
+                    tool_name=str(tool_use.get("name", "")),
+                    tool_input=tool_use.get("input") if isinstance(tool_use.get("input"), dict) else {},
+                    tool_use_id=tool_use["id"],
+                )
+                if failed:
+                    payload["error"] = _result_text(block)
+                    payload["is_interrupt"] = False
+                else:
+                    response = entry.get("toolUseResult")
+                    payload["tool_response"] = response if response is not None else _result_text(block)
+                yield payload
 
 
 def failed_results(path: Path) -> int:

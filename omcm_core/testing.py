@@ -72,27 +72,18 @@ def post_tool_payload(
 ) -> dict[str, Any]:
     """PostToolUse, or PostToolUseFailure when ``error`` is given."""
     if error is not None:
-        return _base(
-            "PostToolUseFailure",
-            session_id,
-            cwd,
-            permission_mode="default",
-            tool_name=tool_name,
-            tool_input=dict(tool_input or {}),
-            tool_use_id=extra.pop("tool_use_id", f"toolu_{uuid.uuid4().hex[:24]}"),
-            error=error,
-            is_interrupt=False,
-            **extra,
-        )
+        event, outcome = "PostToolUseFailure", {"error": error, "is_interrupt": False}
+    else:
+        event, outcome = "PostToolUse", {"tool_response": tool_response if tool_response is not None else {}}
     return _base(
-        "PostToolUse",
+        event,
         session_id,
         cwd,
         permission_mode="default",
         tool_name=tool_name,
         tool_input=dict(tool_input or {}),
-        tool_response=tool_response if tool_response is not None else {},
         tool_use_id=extra.pop("tool_use_id", f"toolu_{uuid.uuid4().hex[:24]}"),
+        **outcome,
         **extra,
     )
 

@@ -26,18 +26,15 @@ def _text(content: Any) -> str:
 
 
 def messages(transcript: Path) -> Iterator[dict]:
-    with open(transcript, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
-                continue
-            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-            text = _text(message.get("content"))
-            if text.strip():
-                yield {"role": message.get("role", entry["type"]), "content": mask(text), "ts": entry.get("timestamp")}
+    from omcm_core.replay import transcript_entries
+
+    for entry in transcript_entries(transcript):
+        if entry.get("type") not in ("user", "assistant"):
+            continue
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        text = _text(message.get("content"))
+        if text.strip():
+            yield {"role": message.get("role", entry["type"]), "content": mask(text), "ts": entry.get("timestamp")}
 
 
 def write(folder: Path, transcript: Path, session_id: str) -> Path:
