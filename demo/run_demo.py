@@ -146,6 +146,8 @@ def main(argv: list[str]) -> int:
         print("\n=== After the session ===")
         print("$ omcm search pytest\n" + run_cli(env, "search", "pytest"))
         print("$ omcm memory status\n" + run_cli(env, "memory", "status"))
+        l1 = sorted((project / ".claude" / "memory" / "sessions").glob("*.l1.jsonl"))
+        print(f"L1 transcript written at session end: {', '.join(p.name for p in l1) or 'not yet'}")
         secrets = ["ghp_R8x2Lq9Vb7Zt4Wm1Np6Kc3Hs5Jd0Fg2Ay8Ue", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]
         leaked = [p for p in home.rglob("*") if p.is_file() and any(s.encode() in p.read_bytes() for s in secrets)]
         print(f"secrets from the session found on disk under OMCM_HOME: {len(leaked)}")
