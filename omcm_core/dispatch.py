@@ -132,13 +132,19 @@ def _handle(raw, argv_event, env, home, manager_factory, started) -> Outcome:
     core = config.section("core", CoreConfig)
     budget_ms = core.session_end_budget_ms if name == "SessionEnd" else core.plugin_budget_ms
 
-    breaker = Breaker(Store(home), core.breaker_threshold, core.breaker_cooldown_s)
+    # One connection for the whole call (connecting costs more than most plugins' work),
+    # unless a plugin overran: its thread may still be inside a transaction on it.
+    shared = {"store": Store(home)}
+    breaker = Breaker(shared["store"], core.breaker_threshold, core.breaker_cooldown_s)
     contexts: list[Context] = []
 
     def ctx_for(plugin: str) -> Context:
-        ctx = Context(plugin, home, project, config, env)
+        ctx = Context(plugin, home, project, config, env, store=shared["store"])
         contexts.append(ctx)
         return ctx
+
+    def on_timeout(plugin: str) -> None:
+        shared["store"] = Store(home)
 
     def skip(plugin: str) -> bool:
         try:
@@ -150,11 +156,11 @@ def _handle(raw, argv_event, env, home, manager_factory, started) -> Outcome:
             _logger.warning("plugin_skipped_breaker_open", plugin=plugin, hook=hook)
         return is_open
 
-    report = manager.call(hook, {"event": event}, budget_ms / 1000, skip, ctx_for)
+    report = manager.call(hook, {"event": event}, budget_ms / 1000, skip, ctx_for, on_timeout)
     answers, failures, succeeded = report.answers, report.failures, report.succeeded
+    _update_breakers(breaker, failures, succeeded)
     for ctx in contexts:
         ctx.close()
-    _update_breakers(breaker, failures, succeeded)
 
     if name == "PreToolUse":
         for failure in failures:
@@ -174,6 +180,7 @@ def _handle(raw, argv_event, env, home, manager_factory, started) -> Outcome:
             _logger.warning("result_fields_dropped", plugin=plugin, hook_event=name, fields=dropped)
     response = merge(name, answers)
     breaker.store.close()
+    shared["store"].close()
     _logger.debug(
         "dispatched",
         hook_event=name,

@@ -165,6 +165,7 @@ class Manager:
         budget_s: float,
         skip: Callable[[str], bool] = lambda name: False,
         ctx_for: Optional[Callable[[str], Any]] = None,
+        on_timeout: Callable[[str], None] = lambda name: None,
     ) -> CallReport:
         """Call every implementation of ``hook`` in isolation.
 
@@ -187,6 +188,8 @@ class Manager:
             elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
             report.timings_ms[name] = elapsed_ms
             version = self.version_of(name)
+            if status == "timeout":
+                on_timeout(name)
             if status == "ok" and value is not None and not isinstance(value, Result):
                 status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
             elif status == "ok" and value is not None:
