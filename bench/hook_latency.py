@@ -5,7 +5,8 @@
     python bench/hook_latency.py --venv /path/to/venv --skip-populate
 
 Every round runs, interleaved so that machine load hits all of them alike:
-the bare interpreter (`python3 -c pass`, the real binary, not a pyenv shim),
+the bare interpreter (`python3 -c pass`: the venv's base binary, not a pyenv
+shim, and the distribution's /usr/bin/python3, the ratios' base),
 then `omcm hook` for PreToolUse, PostToolUse and SessionStart, through the
 registered fast command (`python -S .../client.py EVENT`) with the warm
 dispatcher, and through the in-process path (`OMCM_DAEMON=0`, the "before").
@@ -120,10 +121,13 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
         for event, raw in data.items():
             results.setdefault("python3 -c pass", []).append(timed([bare, "-c", "pass"], b"", base_env))
             results.setdefault("python3 -S -c pass", []).append(timed([bare, "-S", "-c", "pass"], b"", base_env))
+            if os.path.exists("/usr/bin/python3"):  # the distribution's python3, as most users have it
+                results.setdefault("/usr/bin/python3 -c pass", []).append(timed(["/usr/bin/python3", "-c", "pass"], b"", base_env))
             results.setdefault(f"{event} warm", []).append(timed([str(python), "-S", client, event], raw, warm_env))
             results.setdefault(f"{event} in-process", []).append(timed([str(python), "-S", client, event], raw, cold_env))
     subprocess.run([str(python), "-m", "omcm_core", "daemon", "stop"], env=warm_env, capture_output=True)
-    bare_median = statistics.median(ms for ms, _ in results["python3 -c pass"])
+    baseline = "/usr/bin/python3 -c pass" if "/usr/bin/python3 -c pass" in results else "python3 -c pass"
+    bare_median = statistics.median(ms for ms, _ in results[baseline])
     summary = {}
     for name, samples in results.items():
         times = sorted(ms for ms, _ in samples)
@@ -138,7 +142,7 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
 
 def print_table(title: str, summary: dict) -> None:
     print(f"\n{title}")
-    print(f"{'':<26}{'median ms':>10}{'p95 ms':>10}{'x bare':>8}{'peak MB':>9}")
+    print(f"{'':<26}{'median ms':>10}{'p95 ms':>10}{'x base':>8}{'peak MB':>9}   (x base: ratio to /usr/bin/python3 -c pass)")
     for name, row in summary.items():
         print(f"{name:<26}{row['median_ms']:>10}{row['p95_ms']:>10}{row['ratio']:>8}{row['peak_rss_mb']:>9}")
 
