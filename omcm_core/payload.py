@@ -64,7 +64,8 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(bool, _strict_bool)
     conv.register_structure_hook(float, _number)
     conv.register_structure_hook(dict, _mapping)
-    conv.register_structure_hook(Any, lambda value, _type: value)
+    # A predicate, not register_structure_hook(Any, ...): Python 3.10 cannot singledispatch on Any.
+    conv.register_structure_hook_func(lambda type_: type_ is Any, lambda value, _type: value)
     return conv
 
 
