@@ -136,6 +136,14 @@ class Store:
                     side.unlink()
         return moved
 
+    def __del__(self) -> None:
+        # A store dropped without close() (a test, a short CLI command) must not leave
+        # its connection to the garbage collector: Python 3.13 warns about that.
+        try:
+            self.close()
+        except Exception:
+            pass
+
     def close(self) -> None:
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
