@@ -38,6 +38,7 @@ class Context:
         self.env = env if env is not None else {}
         self._config = config
         self._store = store
+        self._owns_store = store is None  # a store handed in belongs to the dispatcher
         self.log: Logger = get_logger(plugin=plugin)
 
     @property
@@ -75,5 +76,5 @@ class Context:
         return path
 
     def close(self) -> None:
-        if self._store is not None:
+        if self._store is not None and self._owns_store:
             self._store.close()

@@ -85,6 +85,7 @@ class Daemon:
         self.fingerprint: dict[str, int] = {}
         self.started_ns = time.time_ns()
         self.served = 0
+        self.keeper = dispatch.StoreKeeper()
 
     def _changed(self) -> list[str]:
         """Files changed since start-up; a module first imported now counts only if newer."""
@@ -145,7 +146,7 @@ class Daemon:
                         self.stopping.set()
                         return
                     conn.sendall(ACCEPTED)  # from here on the client must not answer in process
-                    outcome = dispatch.handle(raw, argv_event or None, env)
+                    outcome = dispatch.handle(raw, argv_event or None, env, keeper=self.keeper)
                     self.served += 1
                     self.last_activity = time.monotonic()
                 finally:
@@ -193,6 +194,7 @@ def run(env: Optional[dict] = None) -> int:
                 daemon.serve(server)
             finally:
                 server.close()
+                daemon.keeper.close()
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
     except TimeoutError:

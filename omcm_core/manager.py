@@ -2,22 +2,22 @@
 
 pluggy stops at the first exception and cannot time a call, so the manager
 drives each plugin's hookimpl itself (as devpi and llm do): one plugin at a
-time, in plugin-name order, in a worker thread with a time budget. A plugin that
-fails to import, raises, returns something that is not a Result, or overruns is
-skipped and logged with its name and version; the others still answer.
+time, in plugin-name order, each with a time budget (``omcm_core.budget``). A
+plugin that fails to import, raises, returns something that is not a Result,
+or overruns is skipped and logged with its name and version; the others still
+answer.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-import time
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import pluggy
 from attrs import define, field
 
 from omcm_core import hookspecs
+from omcm_core.budget import run_in_order
 from omcm_core.log import get_logger
 from omcm_core.records import Result
 
@@ -176,20 +176,26 @@ class Manager:
         """
         report = CallReport()
         answers, failures, succeeded = report.answers, report.failures, report.succeeded
-        for name, function, argnames in self.implementations(hook):
-            if skip(name):
-                continue
-            available = dict(arguments)
-            if "ctx" in argnames and ctx_for is not None:
-                available["ctx"] = ctx_for(name)
-            kwargs = {a: available.get(a) for a in argnames}
-            started = time.perf_counter()
-            status, value = run_with_budget(function, kwargs, budget_s)
-            elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+        chosen = [(name, function, argnames) for name, function, argnames in self.implementations(hook) if not skip(name)]
+
+        def bind(function: Callable[..., Any], argnames: tuple, name: str) -> Callable[[], Any]:
+            def call() -> Any:
+                # The context is made when the plugin starts: after a timeout it gets the fresh store.
+                available = dict(arguments)
+                if "ctx" in argnames and ctx_for is not None:
+                    available["ctx"] = ctx_for(name)
+                return function(**{a: available.get(a) for a in argnames})
+
+            return call
+
+        outcomes = run_in_order(
+            [bind(function, argnames, name) for name, function, argnames in chosen],
+            budget_s,
+            on_timeout=lambda index: on_timeout(chosen[index][0]),
+        )
+        for (name, _function, _argnames), (status, value, elapsed_ms) in zip(chosen, outcomes):
             report.timings_ms[name] = elapsed_ms
             version = self.version_of(name)
-            if status == "timeout":
-                on_timeout(name)
             if status == "ok" and value is not None and not isinstance(value, Result):
                 status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
             elif status == "ok" and value is not None:
@@ -231,31 +237,6 @@ def result_problem(result: Result) -> Optional[str]:
         except (TypeError, ValueError, RecursionError) as exc:
             return f"updated_input is not JSON: {exc}"
     return None
-
-
-def run_with_budget(function: Callable[..., Any], kwargs: Mapping[str, Any], budget_s: float) -> tuple[str, Any]:
-    """Run ``function(**kwargs)`` in a daemon thread; give up after ``budget_s``.
-
-    Returns ``("ok", value)``, ``("raised", exception)`` or ``("timeout", message)``.
-    A thread that overruns keeps running in the background but its answer is
-    ignored; it dies with the process.
-    """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = function(**kwargs)
-        except BaseException as exc:  # isolation: even SystemExit from a plugin
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name="omcm-plugin", daemon=True)
-    worker.start()
-    worker.join(budget_s)
-    if worker.is_alive():
-        return "timeout", f"overran its {int(budget_s * 1000)} ms budget"
-    if "error" in box:
-        return "raised", box["error"]
-    return "ok", box.get("value")
 
 
 def plugin_names(infos: Sequence[PluginInfo]) -> list[str]:

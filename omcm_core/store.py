@@ -34,7 +34,6 @@ DB_NAME = "omcm.db"
 Migration = Union[str, Callable[[sqlite3.Connection], None]]
 
 _log = get_logger(component="store")
-_migrated: set[tuple[str, str, int]] = set()
 _migrate_lock = threading.RLock()  # re-entered when a migration finds the store corrupt
 
 
@@ -61,6 +60,9 @@ class Store:
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: Optional[sqlite3.Connection] = None
         self._file_id: Optional[tuple[int, int]] = None  # (device, inode) of the file we opened
+        # (plugin, version) pairs known to be migrated in the file this connection has open;
+        # per connection, because a file deleted or replaced meanwhile starts with no tables.
+        self._migrated: set[tuple[str, int]] = set()
 
     # -- connection -----------------------------------------------------------
     @property
@@ -123,9 +125,6 @@ class Store:
         if opened is not None and _file_id(self.path) not in (opened, None):
             return None
         moved = move_aside(self.path)
-        # The fresh store has no tables yet: a long-lived process must migrate again.
-        with _migrate_lock:
-            _migrated.difference_update({key for key in _migrated if key[0] == str(self.path)})
         for suffix in ("-wal", "-shm"):
             side = self.path.with_name(self.path.name + suffix)
             if side.exists():
@@ -144,12 +143,21 @@ class Store:
         except Exception:
             pass
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn is not None and self._conn.in_transaction
+
+    def is_current(self) -> bool:
+        """Connected, and to the file now at :attr:`path` (not one moved aside or replaced since)."""
+        return self._conn is not None and self._file_id == _file_id(self.path)
+
     def close(self) -> None:
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
         self._file_id = None
+        self._migrated = set()
 
     # -- use --------------------------------------------------------------------
     @contextlib.contextmanager
@@ -201,12 +209,12 @@ class Store:
         A migration is an SQL script or a callable taking the connection.
         """
         target = len(migrations)
-        key = (str(self.path), plugin, target)
-        if key in _migrated:
+        key = (plugin, target)
+        if key in self._migrated:
             return target
         with _migrate_lock:
             if self.schema_version(plugin) >= target:
-                _migrated.add(key)
+                self._migrated.add(key)
                 return target
             with self.transaction() as conn:
                 current = self.schema_version(plugin)
@@ -222,7 +230,7 @@ class Store:
                     "ON CONFLICT(plugin) DO UPDATE SET version = excluded.version",
                     (plugin, target),
                 )
-            _migrated.add(key)
+            self._migrated.add(key)
         return target
 
     def size_bytes(self) -> int:

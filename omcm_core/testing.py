@@ -137,12 +137,17 @@ def assert_valid_response(event_name: str, response: Any) -> None:
 
 
 class Dispatcher:
-    """Dispatches payloads through ``omcm_core.dispatch.handle`` with chosen plugins."""
+    """Dispatches payloads through ``omcm_core.dispatch.handle`` with chosen plugins.
 
-    def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    ``keeper`` (a :class:`omcm_core.dispatch.StoreKeeper`) keeps the store open
+    between calls, as the warm dispatcher does.
+    """
+
+    def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None) -> None:
         from omcm_core.manager import Manager
 
         self.env = dict(env)
+        self.keeper = keeper
         self.manager = Manager()
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
@@ -154,7 +159,7 @@ class Dispatcher:
         from omcm_core.dispatch import handle
 
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager)
+        outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager, keeper=self.keeper)
         self.last_stdout = outcome.stdout
         return json.loads(outcome.stdout) if outcome.stdout else None
 
@@ -200,14 +205,16 @@ def omcm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def omcm_dispatch(omcm_home: Path):
-    """``omcm_dispatch(plugin, ..., name=plugin, env={...})`` -> Dispatcher."""
+    """``omcm_dispatch(plugin, ..., name=plugin, env={...}, keeper=None)`` -> Dispatcher."""
 
-    def factory(*plugins: Any, names: Optional[Mapping[str, Any]] = None, env: Optional[Mapping[str, str]] = None) -> Dispatcher:
+    def factory(
+        *plugins: Any, names: Optional[Mapping[str, Any]] = None, env: Optional[Mapping[str, str]] = None, keeper: Any = None
+    ) -> Dispatcher:
         chosen = dict(names or {})
         for plugin in plugins:
             chosen[_plugin_name(plugin)] = plugin
         full_env = {**os.environ, "OMCM_HOME": str(omcm_home), **(env or {})}
-        return Dispatcher(chosen, full_env)
+        return Dispatcher(chosen, full_env, keeper)
 
     return factory
 

@@ -60,7 +60,11 @@ def test_sigkill_during_store_writes_loses_no_committed_transaction(rel_site, tm
     for trial in range(TRIALS):
         if trial % NEW_HOME_EVERY == 0:
             home, side = tmp_path / f"home-{trial}", tmp_path / f"committed-{trial}.txt"
-        env = rel_site.env(home, ["rel-writer"], REL_SIDE_FILE=str(side), REL_WRITES="5000")
+        # A budget the writes cannot reach: under load the hook must not end by itself
+        # (overrun, answer, exit 0) just before the kill lands.
+        env = rel_site.env(
+            home, ["rel-writer"], REL_SIDE_FILE=str(side), REL_WRITES="5000", OMCM__CORE__PLUGIN_BUDGET_MS="120000"
+        )
         before = side.stat().st_size if side.exists() else 0
         proc = spawn_hook(json.dumps(post_tool("crash-session")).encode(), env)
         if trial % 3 == 0:
