@@ -8,7 +8,7 @@ Every round runs, interleaved so that machine load hits all of them alike:
 the bare interpreter (`python3 -c pass`: the venv's base binary, not a pyenv
 shim, and the distribution's /usr/bin/python3, the ratios' base),
 then `omcm hook` for PreToolUse, PostToolUse and SessionStart, through the
-registered fast command (`python -S .../client.py EVENT`) with the warm
+registered fast command (`python -S .../fast_hook.py EVENT`) with the warm
 dispatcher, and through the in-process path (`OMCM_DAEMON=0`, the "before").
 Peak memory is each hook process's own max RSS (wait4). It prints medians, p95
 and ratios to the bare interpreter, for an empty store and for a populated one
@@ -107,7 +107,8 @@ def populate(python: Path, home: Path, project: Path) -> None:
 
 def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     bare = real_python()
-    client = str(Path(subprocess.check_output([str(python), "-I", "-c", "import omcm_core.client as c; print(c.__file__)"], text=True).strip()))
+    find = "from omcm_core.install import fast_hook_argv; print(fast_hook_argv('')[2])"
+    client = subprocess.check_output([str(python), "-I", "-c", find], text=True).strip()
     data = payloads(project)
     base_env = {**os.environ, "OMCM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}
     base_env.pop("OMCM_LOAD_PLUGINS", None)

@@ -5,7 +5,7 @@
     python3 dev.py demo --keep            # keep the demo's OMCM_HOME and project folder
 
 Each payload goes to a real `omcm hook` process, exactly as Claude Code sends
-it, through the fast registered command (`python -S .../client.py EVENT`, warm
+it, through the fast registered command (`python -S .../fast_hook.py EVENT`, warm
 dispatcher included). With OMCM_TRACE_PLUGINS=1 the dispatcher writes one line
 per plugin to stderr; the demo prints those, then the one JSON object Claude
 Code receives.

@@ -1,8 +1,12 @@
 """The hook client: read stdin, get the answer, print it, exit. Imports almost nothing.
 
 Claude Code starts this for every hook event, so it is written to cost little
-more than starting Python itself (``omcm install`` registers it as
-``python -S .../omcm_core/client.py EVENT``: no site-packages scan at start-up).
+more than starting Python itself. ``omcm install`` registers
+``python -S .../omcm_core/fast_hook.py EVENT``, which imports this module from
+its cached bytecode. Measured on the bench machine (docs/benchmarks.md), each
+of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
+``os`` (~1.2 ms; the built-in ``posix`` does the same work here), ``zlib``
+(~0.4 ms), compiling this file instead of loading its bytecode (~0.8 ms).
 
 1. If a warm dispatcher (``omcm_core.daemon``) listens on this installation's
    socket, the payload goes there and the answer comes back (a few ms).
@@ -15,48 +19,76 @@ accepting, the client answers nothing (fail open) instead of re-running
 plugins in process. Set ``OMCM_DAEMON=0`` to always answer in process.
 """
 
-import os
 import sys
 
-if __name__ == "__main__":
-    # Run as a file: its own folder must not shadow the standard library.
-    sys.path.pop(0)
+try:
+    import posix as _os  # built in; `os` itself costs more than the rest of this client
+except ImportError:  # Windows: no posix module and no AF_UNIX, so always in process
+    import os as _os
 
 PROTOCOL = b"OMCM1"
 ACCEPTED = b"OMCM1 accepted\n"
-_FALLBACK = "fallback"
+FALLBACK = "fallback"
+_POSIX = _os.__name__ == "posix"
 
 
-def _key(env) -> str:
-    """Which daemon serves this caller: same interpreter, search path and home.
+def _fnv1a(data: bytes) -> int:
+    # A name, not a secret (the socket's folder and mode are the protection), and
+    # hashlib or zlib would cost more to import than this loop takes.
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
 
-    crc32 rather than sha256: hashlib costs milliseconds to import and this is a
-    name, not a secret (the socket's folder and mode are the protection).
+
+def _user_home(environ) -> bytes:
+    home = environ.get(b"HOME")
+    if home:
+        return home
+    import os  # no HOME: rare, let the standard library ask the password database
+
+    return os.path.expanduser(b"~")
+
+
+def with_absolute_home(environ: dict) -> dict:
+    """``environ`` (bytes) with OMCM_HOME made absolute.
+
+    The daemon runs from ``/``; a relative or ``~`` OMCM_HOME must name the same
+    folder there as in the hook's own working directory.
     """
-    import zlib
+    home = environ.get(b"OMCM_HOME")
+    if home and not home.startswith(b"/"):
+        import os
 
-    data = "\0".join([sys.executable, env.get("PYTHONPATH", ""), env.get("OMCM_HOME", ""), os.path.expanduser("~")])
-    raw = data.encode("utf-8", "surrogateescape")
-    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+        environ[b"OMCM_HOME"] = os.path.abspath(os.path.expanduser(home))
+    return environ
+
+
+def socket_path_bytes(environ, executable: bytes) -> bytes:
+    """The daemon's socket for this interpreter, search path and home (``environ`` in bytes)."""
+    user_home = _user_home(environ)
+    omcm_home = environ.get(b"OMCM_HOME") or user_home + b"/.omcm"
+    key = b"\0".join([executable, environ.get(b"PYTHONPATH", b""), environ.get(b"OMCM_HOME", b""), user_home])
+    name = b"dispatcher-%016x.sock" % _fnv1a(key)
+    path = omcm_home + b"/run/" + name
+    if len(path) < 100:  # AF_UNIX paths are limited to about 100 bytes
+        return path
+    return b"/tmp/omcm-%d/" % _os.getuid() + name
 
 
 def socket_path(env=None) -> str:
-    """The daemon's socket: in OMCM_HOME/run when the path is short enough for AF_UNIX."""
+    """:func:`socket_path_bytes` for a ``str`` environment (the daemon and the CLI)."""
+    import os
+
     env = os.environ if env is None else env
-    home = env.get("OMCM_HOME") or os.path.join(os.path.expanduser("~"), ".omcm")
-    name = f"dispatcher-{_key(env)}.sock"
-    path = os.path.join(home, "run", name)
-    if len(path.encode()) < 100:
-        return path
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join("/tmp", f"omcm-{uid}", name)
+    environ = with_absolute_home({os.fsencode(k): os.fsencode(v) for k, v in env.items()})
+    return os.fsdecode(socket_path_bytes(environ, os.fsencode(sys.executable)))
 
 
-def encode_request(argv_event: str, env, raw: bytes) -> bytes:
-    env_block = b"\0".join(
-        f"{k}={v}".encode("utf-8", "surrogateescape") for k, v in env.items() if "\0" not in k + v
-    )
-    head = b"\n".join([PROTOCOL, argv_event.encode(), str(len(env_block)).encode(), str(len(raw)).encode()])
+def encode_request(argv_event: str, environ, raw: bytes) -> bytes:
+    """The request: protocol line, event, lengths, then the environment (bytes) and payload."""
+    env_block = b"\0".join(k + b"=" + v for k, v in environ.items() if b"\0" not in k + v)
+    head = b"\n".join([PROTOCOL, argv_event.encode(), b"%d" % len(env_block), b"%d" % len(raw)])
     return head + b"\n" + env_block + raw
 
 
@@ -69,8 +101,8 @@ def _recv_all(sock) -> bytes:
         chunks.append(chunk)
 
 
-def ask_daemon(path: str, argv_event: str, env, raw: bytes, timeout: float = 60.0):
-    """(exit code, stdout, stderr) from the daemon, or ``_FALLBACK`` to answer in process.
+def ask_daemon(path, argv_event: str, environ, raw: bytes, timeout: float = 60.0):
+    """(exit code, stdout, stderr) from the daemon, or ``FALLBACK`` to answer in process.
 
     Raises OSError when no daemon is listening.
     """
@@ -80,13 +112,13 @@ def ask_daemon(path: str, argv_event: str, env, raw: bytes, timeout: float = 60.
     try:
         sock.settimeout(timeout)
         sock.connect(path)
-        sock.sendall(encode_request(argv_event, env, raw))
+        sock.sendall(encode_request(argv_event, environ, raw))
         sock.shutdown(_socket.SHUT_WR)
         reply = _recv_all(sock)
     finally:
         sock.close()
     if not reply:
-        return _FALLBACK  # closed before accepting (e.g. it was shutting down): nothing ran
+        return FALLBACK  # closed before accepting (e.g. it was shutting down): nothing ran
     accepted = reply.startswith(ACCEPTED)
     if accepted:
         reply = reply[len(ACCEPTED) :]
@@ -94,7 +126,7 @@ def ask_daemon(path: str, argv_event: str, env, raw: bytes, timeout: float = 60.
     fields = head.split(b"\n")
     if len(fields) != 4 or fields[0] != PROTOCOL:
         if not accepted and fields[:2] == [PROTOCOL, b"fallback"]:
-            return _FALLBACK
+            return FALLBACK
         return 0, b"", b""  # accepted but the answer broke off: fail open, never run twice
     code, out_len, err_len = int(fields[1]), int(fields[2]), int(fields[3])
     return code, body[:out_len], body[out_len : out_len + err_len]
@@ -108,35 +140,45 @@ def _enable_site() -> None:
         site.main()
 
 
+def _str_env(environ) -> dict:
+    import os
+
+    return {os.fsdecode(k): os.fsdecode(v) for k, v in environ.items()}
+
+
 def start_daemon(env) -> None:
     """Start the warm dispatcher in the background; it refuses to run twice."""
     _enable_site()
+    import os
+
     from omcm_core.background import omcm_argv, spawn_detached
 
     # From / so the daemon holds no project folder and its sys.path[0] is harmless.
     spawn_detached(omcm_argv("daemon", "run"), env=env, cwd=os.path.abspath(os.sep))
 
 
-def answer(args, raw: bytes, env=None):
+def answer(args, raw: bytes):
     """(exit code, stdout, stderr) for one payload: daemon first, then in process."""
-    env = dict(os.environ if env is None else env)
     argv_event = args[0] if args else ""
-    use_daemon = env.get("OMCM_DAEMON", "1") != "0" and hasattr(__import__("_socket"), "AF_UNIX")
-    if use_daemon:
-        path = socket_path(env)
-        try:
-            result = ask_daemon(path, argv_event, env, raw)
-        except (FileNotFoundError, ConnectionRefusedError):
-            result = _FALLBACK
+    env = None
+    if _POSIX:
+        environ = with_absolute_home(dict(_os.environ))
+        if environ.get(b"OMCM_DAEMON", b"1") != b"0":
+            path = socket_path_bytes(environ, sys.executable.encode(sys.getfilesystemencoding(), "surrogateescape"))
             try:
-                start_daemon(env)
-            except Exception:
-                pass
-        except OSError:
-            # Sent but no answer (timeout, daemon died): never run the plugins twice.
-            return 0, b"", b""
-        if result != _FALLBACK:
-            return result
+                result = ask_daemon(path, argv_event, environ, raw)
+            except (FileNotFoundError, ConnectionRefusedError):
+                result = FALLBACK
+                try:
+                    start_daemon(_str_env(environ))
+                except Exception:
+                    pass
+            except OSError:
+                # Sent but no answer (timeout, daemon died): never run the plugins twice.
+                return 0, b"", b""
+            if result != FALLBACK:
+                return result
+        env = _str_env(environ)
     _enable_site()
     from omcm_core import dispatch
 
@@ -146,10 +188,10 @@ def answer(args, raw: bytes, env=None):
 
 def main(args) -> int:
     """Entry of ``omcm hook [EVENT]``: never returns normally (exits fast)."""
-    real_stdout = os.dup(1)
+    real_stdout = _os.dup(1)
     # From here on anything a plugin prints (even from C or a child process)
     # goes to stderr: stdout carries only our one JSON object.
-    os.dup2(2, 1)
+    _os.dup2(2, 1)
     sys.stdout = sys.stderr
     code = 0
     try:
@@ -159,14 +201,15 @@ def main(args) -> int:
             raw = b""
         code, out, err = answer(args, raw)
         if err:
-            os.write(2, err)
+            _os.write(2, err)
         if out:
-            os.write(real_stdout, out + b"\n")
+            _os.write(real_stdout, out + b"\n")
     except BaseException:  # pragma: no cover - dispatch.handle already catches
         code = 0
     # Skip interpreter teardown: a plugin thread that overran must not hold us.
-    os._exit(code)
+    _os._exit(code)
 
 
 if __name__ == "__main__":
+    sys.path.pop(0)  # run as a file: its own folder must not shadow the standard library
     main(sys.argv[1:])

@@ -61,12 +61,10 @@ def settings_path(scope: str, project: Optional[Path]) -> Path:
 def fast_hook_argv(event: str) -> list[str]:
     """The quickest way to run ``omcm hook EVENT`` with this installation.
 
-    ``python -S client.py`` skips the site-packages scan at start-up (the
+    ``python -S fast_hook.py`` skips the site-packages scan at start-up (the
     client turns it on itself only if it must answer in process).
     """
-    from omcm_core import client
-
-    return [sys.executable, "-S", str(Path(client.__file__).resolve()), event]
+    return [sys.executable, "-S", str(Path(__file__).resolve().with_name("fast_hook.py")), event]
 
 
 def hook_command(event: str, base: Optional[list[str]] = None) -> str:
@@ -221,6 +219,6 @@ def installed_commands(settings: Path) -> list[tuple[str, str]]:
             for group in groups if isinstance(groups, list) else []:
                 for h in group.get("hooks", []) if isinstance(group, dict) else []:
                     cmd = h.get("command", "") if isinstance(h, dict) else ""
-                    if "omcm" in cmd and (" hook " in f"{cmd} " or "client.py" in cmd):
+                    if "omcm" in cmd and (" hook " in f"{cmd} " or "fast_hook.py" in cmd or "client.py" in cmd):
                         found.append((event, cmd))
     return found

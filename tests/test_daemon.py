@@ -1,5 +1,6 @@
 """The warm dispatcher answers exactly what the in-process path answers, and stays out of the way."""
 
+import ast
 import json
 import os
 import subprocess
@@ -9,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+import omcm_core
 from omcm_core import daemon
 from omcm_core.testing import pre_tool_payload, run_hook
 
-ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core.dispatch", "omcm_core.manager")
+CODE = Path(omcm_core.__file__).resolve().parent  # the installed package, as the hook runs it
+# What the client's path must not import: the dispatcher's stack, and the
+# standard modules it avoids because each costs 0.4-1.4 ms at every start.
+HEAVY_ROOTS = {"pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core", "site", "os", "socket", "zlib", "hashlib", "json"}
 
 
 @pytest.fixture
@@ -68,23 +72,53 @@ def test_daemon_and_in_process_answers_are_identical(daemon_env, shared_fixtures
 def test_hot_path_imports_nothing_heavy(daemon_env):
     run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=daemon_env)
     _wait_running(daemon_env)
+    # What fast_hook.py does, then a look at sys.modules before anything else is imported.
     code = (
-        "import sys, json; sys.path.insert(0, sys.argv[1]); from omcm_core import client;"
+        "import sys; del sys.path[0]; sys.path.insert(0, sys.argv[1]); import client; del sys.path[0];"
         "code, out, err = client.answer([], sys.stdin.buffer.read());"
-        "sys.stderr.write(json.dumps({'out': out.decode(), 'modules': sorted(sys.modules), 'no_site': sys.flags.no_site}))"
+        "modules = sorted(sys.modules);"
+        "sys.stderr.write(repr({'out': out, 'modules': modules, 'no_site': sys.flags.no_site}))"
     )
     proc = subprocess.run(
-        [sys.executable, "-S", "-c", code, str(ROOT)],
+        [sys.executable, "-S", "-c", code, str(CODE)],
         input=json.dumps(pre_tool_payload("Bash", {"command": "rm -rf ~"})).encode(),
         capture_output=True,
         env={**os.environ, **daemon_env},
         check=True,
     )
-    result = json.loads(proc.stderr)
+    result = ast.literal_eval(proc.stderr.decode())
     assert json.loads(result["out"])["hookSpecificOutput"]["permissionDecision"] == "deny"
-    loaded = [m for m in result["modules"] if m.split(".")[0] in {h.split(".")[0] for h in HEAVY} or m in HEAVY]
-    assert [m for m in loaded if m.startswith(HEAVY)] == []
-    assert result["no_site"] == 1 and "site" not in result["modules"]  # -S really skipped site
+    roots = {m.split(".")[0] for m in result["modules"]}
+    assert sorted(roots & HEAVY_ROOTS) == []
+    assert result["no_site"] == 1  # -S really skipped site
+
+
+def test_registered_command_is_answered_by_the_daemon(daemon_env, tmp_path):
+    from omcm_core.install import fast_hook_argv
+
+    argv = fast_hook_argv("PreToolUse")
+    assert argv[1:3] == ["-S", str(CODE / "fast_hook.py")]
+    payload = json.dumps(pre_tool_payload("Bash", {"command": "rm -rf /"})).encode()
+    env = {**os.environ, **daemon_env}
+    first = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    _wait_running(daemon_env)
+    warm = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    cold = subprocess.run(argv, input=payload, capture_output=True, env={**env, "OMCM_DAEMON": "0"}, cwd=tmp_path, timeout=60)
+    assert first.returncode == warm.returncode == cold.returncode == 0
+    assert first.stdout == warm.stdout == cold.stdout
+    assert json.loads(warm.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert _dispatches_by_daemons(daemon_env["OMCM_HOME"]) == (1, 3)
+
+
+def test_relative_omcm_home_names_one_folder_for_both_paths(daemon_env, tmp_path):
+    # The daemon runs from /; a relative OMCM_HOME must still mean the hook's own folder.
+    env = {**daemon_env, "OMCM_HOME": "relative-home"}
+    run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env, cwd=str(tmp_path))
+    _wait_running({**env, "OMCM_HOME": str(tmp_path / "relative-home")})
+    run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env, cwd=str(tmp_path))
+    assert _dispatches_by_daemons(tmp_path / "relative-home") == (1, 2)
+    assert not Path("/relative-home").exists()
+    daemon.stop({**os.environ, **env, "OMCM_HOME": str(tmp_path / "relative-home")})
 
 
 def test_only_one_daemon_runs(daemon_env):

@@ -94,7 +94,7 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
     (command,) = [c for e, c in installed_commands(settings) if e == "PreToolUse"]
     assert {e for e, _ in installed_commands(settings)} == {"PreToolUse"}
     # The fast form: this interpreter, without site, running the thin client, all quoted.
-    assert command.startswith(f"{sys.executable} -S ") and command.endswith("client.py PreToolUse")
+    assert command.startswith(f"{sys.executable} -S ") and command.endswith("fast_hook.py PreToolUse")
     payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(tmp_path),
                           "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
     ran = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
