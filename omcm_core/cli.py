@@ -7,7 +7,10 @@ imported; every other subcommand is for people and may take its time.
 from __future__ import annotations
 
 import sys
-from typing import Optional, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing `typing` costs ~4 ms on every `omcm hook`
+    from typing import Optional, Sequence
 
 CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon")
 

@@ -93,6 +93,14 @@ def test_hot_path_imports_nothing_heavy(daemon_env):
     assert result["no_site"] == 1  # -S really skipped site
 
 
+def test_console_command_reaches_the_client_without_importing_anything_else():
+    # `omcm hook` (the console script, what the plugin launcher runs) imports
+    # omcm_core.cli before the client: it must not bring `typing` or worse along.
+    code = "import sys; sys.path.insert(0, sys.argv[1]); before = set(sys.modules); import omcm_core.cli; print(sorted(set(sys.modules) - before))"
+    proc = subprocess.run([sys.executable, "-S", "-c", code, str(CODE.parent)], capture_output=True, text=True, check=True)
+    assert ast.literal_eval(proc.stdout) == ["__future__", "omcm_core", "omcm_core.cli"]
+
+
 def test_registered_command_is_answered_by_the_daemon(daemon_env, tmp_path):
     from omcm_core.install import fast_hook_argv
 

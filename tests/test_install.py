@@ -1,11 +1,15 @@
 """install adds exactly omcm's entries; uninstall takes exactly those away."""
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import omcm_core
 
 from omcm_core.install import InstallError, install, installed_commands, uninstall
 
@@ -89,8 +93,13 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
 
     proc = omcm("install", OMCM_LOAD_PLUGINS="")
     assert proc.returncode == 1 and "nothing to register" in proc.stderr and not settings.exists()
-    proc = omcm("install", OMCM_LOAD_PLUGINS="bash-guard")  # implements pre_tool only
+    client = Path(omcm_core.__file__).resolve().with_name("client.py")
+    bytecode = Path(importlib.util.cache_from_source(str(client)))
+    bytecode.unlink(missing_ok=True)
+    proc = omcm("install", OMCM_LOAD_PLUGINS="bash-guard", PYTHONDONTWRITEBYTECODE="1")  # implements pre_tool only
     assert proc.returncode == 0, proc.stderr
+    # fast_hook.py loads the client from its bytecode: install writes it, even where Python would not.
+    assert bytecode.stat().st_mtime >= client.stat().st_mtime
     (command,) = [c for e, c in installed_commands(settings) if e == "PreToolUse"]
     assert {e for e, _ in installed_commands(settings)} == {"PreToolUse"}
     # The fast form: this interpreter, without site, running the thin client, all quoted.
