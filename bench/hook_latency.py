@@ -9,8 +9,11 @@ the bare interpreter (`python3 -c pass`: the venv's base binary, not a pyenv
 shim, and the distribution's /usr/bin/python3, the ratios' base),
 then `omcm hook` for PreToolUse, PostToolUse and SessionStart, through the
 registered fast command (`python -S .../fast_hook.py EVENT`) with the warm
-dispatcher, and through the in-process path (`OMCM_DAEMON=0`, the "before").
-Peak memory is each hook process's own max RSS (wait4). It prints medians, p95
+dispatcher, and through the in-process path (`OMCM_DAEMON=0`, the "before");
+PreToolUse also through the `omcm hook` console script and the Claude Code
+plugin's launcher (`bin/omcm-hook`, a shell script that runs it).
+Peak memory is each hook process's own max RSS (GNU time, three runs), and the warm
+dispatcher's peak resident memory (VmHWM) after the rounds. It prints medians, p95
 and ratios to the bare interpreter, for an empty store and for a populated one
 (1,000,000 observations, 100,000 error_kb rows and 1,000,000 guide events, a
 90 KB memory.md).
@@ -28,6 +31,7 @@ import tempfile
 import time
 import venv
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "bench" / ".work"
@@ -36,12 +40,14 @@ SESSION = "b3nch000-0000-4000-8000-000000000001"
 
 def build_venv(path: Path) -> Path:
     python = path / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    plugins = sorted(str(p) for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
     if python.exists():
+        # Reinstall this checkout's code: a venv left from an earlier run would measure old code.
+        subprocess.run(pip + ["--no-deps", "--force-reinstall", str(ROOT), *plugins], check=True)
         return python
     venv.EnvBuilder(with_pip=True, clear=True).create(path)
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run(pip + ["--upgrade", "pip", "setuptools", "wheel"], check=True)
-    plugins = sorted(str(p) for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
     subprocess.run(pip + [str(ROOT), *plugins], check=True)
     return python
 
@@ -75,8 +81,8 @@ def payloads(project: Path) -> dict[str, bytes]:
     return {name: json.dumps(p).encode() for name, p in (("PreToolUse", pre), ("PostToolUse", post), ("SessionStart", start))}
 
 
-def timed(argv: list[str], stdin: bytes, env: dict) -> tuple[float, int]:
-    """(milliseconds, peak RSS in KB) of one child process."""
+def timed(argv: list[str], stdin: bytes, env: dict) -> float:
+    """Milliseconds one child process takes, stdin fed and output discarded."""
     read_fd, write_fd = os.pipe()
     devnull = os.open(os.devnull, os.O_WRONLY)
     started = time.perf_counter()
@@ -89,10 +95,23 @@ def timed(argv: list[str], stdin: bytes, env: dict) -> tuple[float, int]:
     os.close(read_fd)
     os.write(write_fd, stdin)
     os.close(write_fd)
-    _pid, _status, usage = os.wait4(pid, 0)
+    os.waitpid(pid, 0)
     elapsed = (time.perf_counter() - started) * 1000
     os.close(devnull)
-    return elapsed, usage.ru_maxrss
+    return elapsed
+
+
+def peak_rss_mb(argv: list[str], stdin: bytes, env: dict) -> Optional[float]:
+    """One child's peak resident memory, through GNU time (None without /usr/bin/time).
+
+    Not from our own wait4: Linux carries the spawning process's peak RSS over
+    into the child's, so every figure would read at least this script's size.
+    """
+    if not os.path.exists("/usr/bin/time"):
+        return None
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], input=stdin, env=env, capture_output=True)
+        return round(int(out.read().split()[-1]) / 1024, 1)
 
 
 def populate(python: Path, home: Path, project: Path) -> None:
@@ -105,6 +124,23 @@ def populate(python: Path, home: Path, project: Path) -> None:
     subprocess.run([str(python), str(script), str(home)], check=True)
 
 
+def daemon_memory_mb(home: Path) -> dict:
+    """Peak and current resident memory of the warm dispatcher serving ``home`` (Linux /proc)."""
+    marker = f"OMCM_HOME={home}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"daemon" not in argv or b"run" not in argv or marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        return {key: round(int(fields[key].split()[0]) / 1024, 1) for key in ("VmHWM", "VmRSS")}
+    return {}
+
+
 def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     bare = real_python()
     find = "from omcm_core.install import fast_hook_argv; print(fast_hook_argv('')[2])"
@@ -114,30 +150,43 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     base_env.pop("OMCM_LOAD_PLUGINS", None)
     warm_env = {**base_env, "OMCM_DAEMON": "1"}
     cold_env = {**base_env, "OMCM_DAEMON": "0"}
+    launcher_env = {**warm_env, "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     # Start the warm dispatcher and let it load.
     timed([str(python), "-S", client, "PreToolUse"], data["PreToolUse"], warm_env)
     time.sleep(3)
-    results: dict[str, list[tuple[float, int]]] = {}
+    # One round, in the order it runs: each event's hooks between fresh bare interpreters.
+    plan: list[tuple[str, list[str], bytes, dict]] = []
+    for event, raw in data.items():
+        plan.append(("python3 -c pass", [bare, "-c", "pass"], b"", base_env))
+        plan.append(("python3 -S -c pass", [bare, "-S", "-c", "pass"], b"", base_env))
+        if os.path.exists("/usr/bin/python3"):  # the distribution's python3, as most users have it
+            plan.append(("/usr/bin/python3 -c pass", ["/usr/bin/python3", "-c", "pass"], b"", base_env))
+        plan.append((f"{event} warm", [str(python), "-S", client, event], raw, warm_env))
+        plan.append((f"{event} in-process", [str(python), "-S", client, event], raw, cold_env))
+        if event == "PreToolUse":  # the other two ways in: `omcm hook`, and the Claude Code plugin's launcher
+            plan.append(("PreToolUse omcm hook", [str(python.with_name("omcm")), "hook", event], raw, warm_env))
+            plan.append(("PreToolUse plugin launcher", [str(ROOT / "bin" / "omcm-hook"), event], raw, launcher_env))
+    times: dict[str, list[float]] = {name: [] for name, *_ in plan}
     for _ in range(rounds):
-        for event, raw in data.items():
-            results.setdefault("python3 -c pass", []).append(timed([bare, "-c", "pass"], b"", base_env))
-            results.setdefault("python3 -S -c pass", []).append(timed([bare, "-S", "-c", "pass"], b"", base_env))
-            if os.path.exists("/usr/bin/python3"):  # the distribution's python3, as most users have it
-                results.setdefault("/usr/bin/python3 -c pass", []).append(timed(["/usr/bin/python3", "-c", "pass"], b"", base_env))
-            results.setdefault(f"{event} warm", []).append(timed([str(python), "-S", client, event], raw, warm_env))
-            results.setdefault(f"{event} in-process", []).append(timed([str(python), "-S", client, event], raw, cold_env))
+        for name, *command in plan:
+            times[name].append(timed(*command))
+    first = {name: command for name, *command in reversed(plan)}
+    peaks = {name: max(peak_rss_mb(*command) or 0 for _ in range(3)) for name, command in first.items()}
+    daemon_mb = daemon_memory_mb(home)
     subprocess.run([str(python), "-m", "omcm_core", "daemon", "stop"], env=warm_env, capture_output=True)
-    baseline = "/usr/bin/python3 -c pass" if "/usr/bin/python3 -c pass" in results else "python3 -c pass"
-    bare_median = statistics.median(ms for ms, _ in results[baseline])
+    baseline = "/usr/bin/python3 -c pass" if "/usr/bin/python3 -c pass" in times else "python3 -c pass"
+    bare_median = statistics.median(times[baseline])
     summary = {}
-    for name, samples in results.items():
-        times = sorted(ms for ms, _ in samples)
+    for name, samples in times.items():
+        samples.sort()
         summary[name] = {
-            "median_ms": round(statistics.median(times), 2),
-            "p95_ms": round(times[int(len(times) * 0.95) - 1], 2),
-            "ratio": round(statistics.median(times) / bare_median, 2),
-            "peak_rss_mb": round(max(rss for _, rss in samples) / 1024, 1),
+            "median_ms": round(statistics.median(samples), 2),
+            "p95_ms": round(samples[int(len(samples) * 0.95) - 1], 2),
+            "ratio": round(statistics.median(samples) / bare_median, 2),
+            "peak_rss_mb": peaks[name] or "-",
         }
+    if daemon_mb:
+        summary["warm dispatcher (daemon)"] = {"peak_rss_mb": daemon_mb["VmHWM"], "rss_mb": daemon_mb["VmRSS"]}
     return summary
 
 
@@ -145,7 +194,8 @@ def print_table(title: str, summary: dict) -> None:
     print(f"\n{title}")
     print(f"{'':<26}{'median ms':>10}{'p95 ms':>10}{'x base':>8}{'peak MB':>9}   (x base: ratio to /usr/bin/python3 -c pass)")
     for name, row in summary.items():
-        print(f"{name:<26}{row['median_ms']:>10}{row['p95_ms']:>10}{row['ratio']:>8}{row['peak_rss_mb']:>9}")
+        cells = [row.get(key, "-") for key in ("median_ms", "p95_ms", "ratio", "peak_rss_mb")]
+        print(f"{name:<26}{cells[0]:>10}{cells[1]:>10}{cells[2]:>8}{cells[3]:>9}")
 
 
 def main() -> int:
