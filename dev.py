@@ -19,6 +19,7 @@ import subprocess
 import sys
 import venv
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -69,9 +70,29 @@ def setup() -> None:
     stamp_file.write_text(_stamp())
 
 
-def run(*argv: str) -> int:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+def run(*argv: str, path_tail: Sequence[str] = ()) -> int:
+    path = os.pathsep.join([str(BIN), os.environ.get("PATH", ""), *path_tail])
+    env = {**os.environ, "PATH": path}
     return subprocess.run(list(argv), cwd=ROOT, env=env).returncode
+
+
+def pyenv_bins() -> list[str]:
+    """The bin folders of every installed pyenv Python 3.10-3.13, newest patch of each.
+
+    pyenv's shims answer only for the selected version, and tox hands
+    interpreter discovery a filtered environment: on PATH, tox finds them all.
+    """
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
+        installed = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    newest: dict[str, tuple[int, ...]] = {}
+    for version in installed:
+        parts = version.split(".")
+        if len(parts) == 3 and parts[:1] == ["3"] and parts[1] in ("10", "11", "12", "13") and all(p.isdigit() for p in parts):
+            newest[parts[1]] = max(newest.get(parts[1], ()), tuple(map(int, parts)))
+    return [os.path.join(root, "versions", ".".join(map(str, v)), "bin") for _, v in sorted(newest.items())]
 
 
 def main(argv: list[str]) -> int:
@@ -89,7 +110,7 @@ def main(argv: list[str]) -> int:
         return run(str(PY), "-m", "pytest", *(rest or ["-q"]))
     if task == "matrix":
         subprocess.run([str(PY), "-m", "pip", "install", "-q", "tox>=4"], check=True)
-        return run(str(PY), "-m", "tox", "run-parallel", *rest)
+        return run(str(PY), "-m", "tox", "run-parallel", *rest, path_tail=pyenv_bins())
     if task == "bench":
         return run(str(PY), str(ROOT / "bench" / "hook_latency.py"), *rest)
     return 2
