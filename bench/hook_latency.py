@@ -143,7 +143,7 @@ def daemon_memory_mb(home: Path) -> dict:
 
 def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     bare = real_python()
-    find = "from omcm_core.install import fast_hook_argv; print(fast_hook_argv('')[2])"
+    find = "from omcm_core._cli.install import fast_hook_argv; print(fast_hook_argv('')[2])"
     client = subprocess.check_output([str(python), "-I", "-c", find], text=True).strip()
     data = payloads(project)
     base_env = {**os.environ, "OMCM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}

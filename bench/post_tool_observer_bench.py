@@ -23,7 +23,7 @@ from pathlib import Path
 
 from omcm_core.config import Config
 from omcm_core.context import Context
-from omcm_core.payload import parse_event
+from omcm_core._runtime.payload import parse_event
 from omcm_core.store import Store
 
 # A Zipf-distributed vocabulary, like real tool output: a few words everywhere, most words rare.

@@ -28,7 +28,7 @@ SESSION_ID = "d3m0c0de-5e55-4a1d-9b2c-000000000001"
 
 
 def hook_argv(event: str) -> list[str]:
-    from omcm_core.install import fast_hook_argv
+    from omcm_core._cli.install import fast_hook_argv
 
     return fast_hook_argv(event)
 
@@ -108,7 +108,7 @@ def replay_fixtures(env: dict, project: Path) -> None:
     if not fixtures.is_dir():
         print("\n(../shared/fixtures is not here; skipping the replay of real transcripts)")
         return
-    from omcm_core.replay import replay_transcript
+    from omcm_core.transcripts import replay_transcript
 
     print(f"\n=== Replaying real Claude Code transcripts from {fixtures} ===")
     for path in sorted(fixtures.rglob("*.jsonl")):

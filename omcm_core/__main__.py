@@ -1,3 +1,3 @@
-from omcm_core.cli import main
+from omcm_core._cli.cli import main
 
 raise SystemExit(main())

@@ -137,7 +137,7 @@ def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:
 
 def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
     """Structure ``values`` into ``schema`` key by key; log and skip what does not fit."""
-    from omcm_core.payload import converter
+    from omcm_core._runtime.payload import converter
 
     try:
         attrs.resolve_types(schema)

@@ -10,9 +10,9 @@ import sys
 if not getattr(sys.flags, "safe_path", False):
     # This file's folder is sys.path[0]; omcm_core's module names must not shadow anything.
     del sys.path[0]
-_here = __file__[: max(__file__.rfind("/"), __file__.rfind("\\"))] or "."
+_here = (__file__[: max(__file__.rfind("/"), __file__.rfind("\\"))] or ".") + "/_runtime"
 sys.path.insert(0, _here)
-import client  # noqa: E402  (omcm_core/client.py, as a top-level module)
+import client  # noqa: E402  (omcm_core/_runtime/client.py, as a top-level module)
 
 sys.path.remove(_here)
 client.main(sys.argv[1:])

@@ -1,12 +1,12 @@
 """Typed records that go into and come out of plugins.
 
 Events are frozen attrs records parsed from Claude Code's stdin payload (see
-``omcm_core.payload``). Every documented field is typed; fields a given Claude Code
+``omcm_core._runtime.payload``). Every documented field is typed; fields a given Claude Code
 version does not send are ``None``; keys omcm does not know yet are kept in
 ``extra`` so a plugin can read a new field before the core learns it.
 
 A plugin answers with ``None`` (no opinion) or a :class:`Result`. The core merges
-every plugin's answer into one response (``omcm_core.merge``).
+every plugin's answer into one response (``omcm_core._runtime.merge``).
 """
 
 from __future__ import annotations

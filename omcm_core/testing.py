@@ -105,7 +105,7 @@ def assert_valid_response(event_name: str, response: Any) -> None:
 
     ``response`` is the parsed stdout (None for empty stdout).
     """
-    from omcm_core import merge
+    from omcm_core._runtime import merge
 
     if response is None:
         return
@@ -137,14 +137,14 @@ def assert_valid_response(event_name: str, response: Any) -> None:
 
 
 class Dispatcher:
-    """Dispatches payloads through ``omcm_core.dispatch.handle`` with chosen plugins.
+    """Dispatches payloads through ``omcm_core._runtime.dispatch.handle`` with chosen plugins.
 
-    ``keeper`` (a :class:`omcm_core.dispatch.StoreKeeper`) keeps the store open
+    ``keeper`` (a :class:`omcm_core._runtime.dispatch.StoreKeeper`) keeps the store open
     between calls, as the warm dispatcher does.
     """
 
     def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None) -> None:
-        from omcm_core.manager import Manager
+        from omcm_core._runtime.manager import Manager
 
         self.env = dict(env)
         self.keeper = keeper
@@ -156,7 +156,7 @@ class Dispatcher:
         self.last_stdout = b""
 
     def __call__(self, payload: Any, event: Optional[str] = None) -> Optional[dict]:
-        from omcm_core.dispatch import handle
+        from omcm_core._runtime.dispatch import handle
 
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager, keeper=self.keeper)
@@ -230,7 +230,7 @@ def run_hook(
 
     The warm dispatcher is off (``OMCM_DAEMON=0``) unless ``env`` turns it on,
     so a test leaves no background process behind; tests of the daemon path pass
-    ``OMCM_DAEMON=1`` and stop it with ``omcm_core.daemon.stop``.
+    ``OMCM_DAEMON=1`` and stop it with ``omcm_core._runtime.daemon.stop``.
     """
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])

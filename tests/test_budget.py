@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from omcm_core.budget import run_in_order
+from omcm_core._runtime.budget import run_in_order
 
 
 def returns(value):

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 import omcm_core
-from omcm_core import daemon
+from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload, run_hook
 
 CODE = Path(omcm_core.__file__).resolve().parent  # the installed package, as the hook runs it
+CLIENT_DIR = CODE / "_runtime"  # fast_hook.py imports client.py from here
 # What the client's path must not import: the dispatcher's stack, and the
 # standard modules it avoids because each costs 0.4-1.4 ms at every start.
 HEAVY_ROOTS = {"pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core", "site", "os", "socket", "zlib", "hashlib", "json"}
@@ -80,7 +81,7 @@ def test_hot_path_imports_nothing_heavy(daemon_env):
         "sys.stderr.write(repr({'out': out, 'modules': modules, 'no_site': sys.flags.no_site}))"
     )
     proc = subprocess.run(
-        [sys.executable, "-S", "-c", code, str(CODE)],
+        [sys.executable, "-S", "-c", code, str(CLIENT_DIR)],
         input=json.dumps(pre_tool_payload("Bash", {"command": "rm -rf ~"})).encode(),
         capture_output=True,
         env={**os.environ, **daemon_env},
@@ -95,14 +96,14 @@ def test_hot_path_imports_nothing_heavy(daemon_env):
 
 def test_console_command_reaches_the_client_without_importing_anything_else():
     # `omcm hook` (the console script, what the plugin launcher runs) imports
-    # omcm_core.cli before the client: it must not bring `typing` or worse along.
-    code = "import sys; sys.path.insert(0, sys.argv[1]); before = set(sys.modules); import omcm_core.cli; print(sorted(set(sys.modules) - before))"
+    # omcm_core._cli.cli before the client: it must not bring `typing` or worse along.
+    code = "import sys; sys.path.insert(0, sys.argv[1]); before = set(sys.modules); import omcm_core._cli.cli; print(sorted(set(sys.modules) - before))"
     proc = subprocess.run([sys.executable, "-S", "-c", code, str(CODE.parent)], capture_output=True, text=True, check=True)
-    assert ast.literal_eval(proc.stdout) == ["__future__", "omcm_core", "omcm_core.cli"]
+    assert ast.literal_eval(proc.stdout) == ["__future__", "omcm_core", "omcm_core._cli", "omcm_core._cli.cli"]
 
 
 def test_registered_command_is_answered_by_the_daemon(daemon_env, tmp_path):
-    from omcm_core.install import fast_hook_argv
+    from omcm_core._cli.install import fast_hook_argv
 
     argv = fast_hook_argv("PreToolUse")
     assert argv[1:3] == ["-S", str(CODE / "fast_hook.py")]

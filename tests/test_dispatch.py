@@ -78,7 +78,7 @@ def test_failures_are_logged_with_plugin_name_and_kind(omcm_dispatch, omcm_home)
 
 
 def test_breaker_opens_after_three_failures_and_recovers(omcm_dispatch, omcm_home):
-    from omcm_core.breaker import Breaker
+    from omcm_core._runtime.breaker import Breaker
     from omcm_core.store import Store
 
     calls = []

@@ -11,7 +11,7 @@ import pytest
 
 import omcm_core
 
-from omcm_core.install import InstallError, install, installed_commands, uninstall
+from omcm_core._cli.install import InstallError, install, installed_commands, uninstall
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionEnd"]
 BASE = ["/opt/omcm env/bin/omcm"]  # a path with a space must be quoted
@@ -93,7 +93,7 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
 
     proc = omcm("install", OMCM_LOAD_PLUGINS="")
     assert proc.returncode == 1 and "nothing to register" in proc.stderr and not settings.exists()
-    client = Path(omcm_core.__file__).resolve().with_name("client.py")
+    client = Path(omcm_core.__file__).resolve().parent / "_runtime" / "client.py"
     bytecode = Path(importlib.util.cache_from_source(str(client)))
     bytecode.unlink(missing_ok=True)
     proc = omcm("install", OMCM_LOAD_PLUGINS="bash-guard", PYTHONDONTWRITEBYTECODE="1")  # implements pre_tool only

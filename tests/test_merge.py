@@ -2,7 +2,7 @@
 
 import pytest
 
-from omcm_core.merge import TEXT_CAP, merge
+from omcm_core._runtime.merge import TEXT_CAP, merge
 from omcm_core.records import Result
 
 R = Result

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from omcm_core import hookspecs
-from omcm_core.install import HOOK_EVENTS, TIMEOUTS
+from omcm_core._cli.install import HOOK_EVENTS, TIMEOUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from omcm_core.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
 from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
 
 

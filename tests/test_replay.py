@@ -2,8 +2,8 @@
 
 import json
 
-from omcm_core.payload import parse_event
-from omcm_core.replay import failed_results, replay_transcript
+from omcm_core._runtime.payload import parse_event
+from omcm_core.transcripts import failed_results, replay_transcript
 
 # From fixtures/SOURCES.md: tool_use/tool_result pairs and error results per transcript.
 EXPECTED = {

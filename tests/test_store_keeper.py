@@ -7,8 +7,8 @@ import time
 import pytest
 
 from omcm_core import Result, hookimpl
-from omcm_core.breaker import Breaker
-from omcm_core.dispatch import StoreKeeper
+from omcm_core._runtime.breaker import Breaker
+from omcm_core._runtime.dispatch import StoreKeeper
 from omcm_core.store import Store
 from omcm_core.testing import pre_tool_payload
 

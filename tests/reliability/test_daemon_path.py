@@ -17,7 +17,7 @@ import time
 import pytest
 from reliability_harness import log_entries, parse_stdout, run_hook
 
-from omcm_core import daemon
+from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload
 
 GOOD = ["rel-answer", "rel-zz-late"]

@@ -13,8 +13,8 @@ import attrs
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from omcm_core.merge import TEXT_CAP, merge
-from omcm_core.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.merge import TEXT_CAP, merge
+from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
 from omcm_core.records import PERMISSIONS, Result
 from omcm_core.testing import assert_valid_response
 

@@ -16,7 +16,7 @@ import pytest
 from reliability_harness import PLUGIN_SETS, log_entries, parse_stdout, post_tool, run_hook, snapshot
 
 from omcm_core import records
-from omcm_core.payload import EVENTS
+from omcm_core._runtime.payload import EVENTS
 
 SESSION = "0f0e0d0c-0b0a-4908-8706-050403020100"
 EVERY_GOOD_PLUGIN = sorted({name for names in PLUGIN_SETS.values() for name in names})

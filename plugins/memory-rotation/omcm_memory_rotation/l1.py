@@ -26,7 +26,7 @@ def _text(content: Any) -> str:
 
 
 def messages(transcript: Path) -> Iterator[dict]:
-    from omcm_core.replay import transcript_entries
+    from omcm_core.transcripts import transcript_entries
 
     for entry in transcript_entries(transcript):
         if entry.get("type") not in ("user", "assistant"):

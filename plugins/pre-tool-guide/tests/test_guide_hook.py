@@ -5,7 +5,7 @@ import sqlite3
 
 import omcm_pre_tool_guide
 from omcm_pre_tool_guide.normalize import is_mistake
-from omcm_core.replay import replay_transcript
+from omcm_core.transcripts import replay_transcript
 from omcm_core.store import Store
 from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload, run_hook
 

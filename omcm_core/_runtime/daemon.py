@@ -7,7 +7,7 @@ exclusive lock beside the socket), owner-only (socket in a 0700 folder, mode
 seconds without work (default 300), and as soon as the installed plugins or
 omcm's own code change on disk, so the next call starts a fresh one.
 
-Requests are answered one at a time by :func:`omcm_core.dispatch.handle` with
+Requests are answered one at a time by :func:`omcm_core._runtime.dispatch.handle` with
 the caller's environment, exactly as in process. A caller that would wait more
 than ``OMCM_DAEMON_QUEUE_MS`` (default 250) for its turn is told to answer in
 process instead, so one slow plugin never queues the whole session.
@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from omcm_core import dispatch
-from omcm_core.client import ACCEPTED, PROTOCOL, socket_path
+from omcm_core._runtime import dispatch
+from omcm_core._runtime.client import ACCEPTED, PROTOCOL, socket_path
 from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
@@ -173,7 +173,8 @@ def run(env: Optional[dict] = None) -> int:
         with file_lock(Path(path + ".lock"), timeout=0):
             warm_start_ns = time.time_ns()
             dispatch.manager_for(env)
-            from omcm_core import breaker, config, context, merge, payload, redact, store  # noqa: F401
+            from omcm_core import config, context, redact, store  # noqa: F401
+            from omcm_core._runtime import breaker, merge, payload  # noqa: F401
 
             payload.converter()
             daemon = Daemon(path, float(env.get("OMCM_DAEMON_IDLE_S", "300")), float(env.get("OMCM_DAEMON_QUEUE_MS", "250")))
@@ -217,7 +218,7 @@ def status(env: Optional[dict] = None) -> Optional[str]:
 
 def stop(env: Optional[dict] = None, timeout: float = 5.0) -> bool:
     """Ask the daemon to exit and wait until it has; False if none was running."""
-    from omcm_core.client import ask_daemon
+    from omcm_core._runtime.client import ask_daemon
 
     env = dict(os.environ if env is None else env)
     path = socket_path(env)

@@ -1,7 +1,7 @@
 """One hook call: payload bytes in, at most one JSON object out.
 
 :func:`handle` is what ``omcm hook`` runs, in process or inside the warm
-dispatcher (``omcm_core.daemon``): both give byte-identical answers because both
+dispatcher (``omcm_core._runtime.daemon``): both give byte-identical answers because both
 call this function. It never raises and never prints; bad input becomes one log
 line and an empty answer (exit 0).
 """
@@ -81,7 +81,7 @@ class StoreKeeper:
 
 def manager_for(env: Mapping[str, str]):
     """The plugin manager for this plugin selection, built once per process."""
-    from omcm_core.manager import Manager
+    from omcm_core._runtime.manager import Manager
 
     key = (env.get("OMCM_LOAD_PLUGINS"), env.get("OMCM_DISABLE_PLUGINS"))
     manager = _managers.get(key)
@@ -151,7 +151,7 @@ def handle(
 
 
 def _handle(raw, argv_event, env, home, manager_factory, started, keeper) -> Outcome:
-    from omcm_core.payload import PayloadError, hook_name, parse_event
+    from omcm_core._runtime.payload import PayloadError, hook_name, parse_event
 
     try:
         payload = decode_payload(raw)
@@ -163,10 +163,10 @@ def _handle(raw, argv_event, env, home, manager_factory, started, keeper) -> Out
         _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))
         return EMPTY
 
-    from omcm_core.breaker import Breaker
+    from omcm_core._runtime.breaker import Breaker
     from omcm_core.config import Config, CoreConfig
     from omcm_core.context import Context
-    from omcm_core.merge import dropped_fields, merge
+    from omcm_core._runtime.merge import dropped_fields, merge
     from omcm_core.records import Result
     from omcm_core.store import Store
 

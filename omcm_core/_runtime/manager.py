@@ -2,7 +2,7 @@
 
 pluggy stops at the first exception and cannot time a call, so the manager
 drives each plugin's hookimpl itself (as devpi and llm do): one plugin at a
-time, in plugin-name order, each with a time budget (``omcm_core.budget``). A
+time, in plugin-name order, each with a time budget (``omcm_core._runtime.budget``). A
 plugin that fails to import, raises, returns something that is not a Result,
 or overruns is skipped and logged with its name and version; the others still
 answer.
@@ -17,7 +17,7 @@ import pluggy
 from attrs import define, field
 
 from omcm_core import hookspecs
-from omcm_core.budget import run_in_order
+from omcm_core._runtime.budget import run_in_order
 from omcm_core.log import get_logger
 from omcm_core.records import Result
 

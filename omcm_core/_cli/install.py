@@ -64,7 +64,7 @@ def fast_hook_argv(event: str) -> list[str]:
     ``python -S fast_hook.py`` skips the site-packages scan at start-up (the
     client turns it on itself only if it must answer in process).
     """
-    return [sys.executable, "-S", str(Path(__file__).resolve().with_name("fast_hook.py")), event]
+    return [sys.executable, "-S", str(Path(__file__).resolve().parent.parent / "fast_hook.py"), event]
 
 
 def compile_client() -> None:
@@ -77,7 +77,7 @@ def compile_client() -> None:
     import importlib.util
     import py_compile
 
-    source = str(Path(__file__).resolve().with_name("client.py"))
+    source = str(Path(__file__).resolve().parent.parent / "_runtime" / "client.py")
     try:
         py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)
     except (OSError, py_compile.PyCompileError):

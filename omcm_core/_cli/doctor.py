@@ -12,8 +12,8 @@ from typing import Any, Mapping, Optional
 from omcm_core import __version__
 from omcm_core.config import Config, CoreConfig
 from omcm_core.context import Context
-from omcm_core.install import installed_commands, settings_path
-from omcm_core.manager import Manager
+from omcm_core._cli.install import installed_commands, settings_path
+from omcm_core._runtime.manager import Manager
 from omcm_core.store import Store
 
 
@@ -75,7 +75,7 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         out["store"] = {"path": str(store.path), "bytes": store.size_bytes(), "check": store.check(), "mode": _mode(store.path)}
         if out["store"]["check"] != "ok":
             problems.append(f"store check failed: {out['store']['check']}")
-        from omcm_core.breaker import Breaker
+        from omcm_core._runtime.breaker import Breaker
 
         core = config.section("core", CoreConfig)
         breakers = Breaker(store, core.breaker_threshold, core.breaker_cooldown_s).rows()

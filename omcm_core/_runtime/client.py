@@ -8,10 +8,10 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
 ``os`` (~1.2 ms; the built-in ``posix`` does the same work here), ``zlib``
 (~0.4 ms), compiling this file instead of loading its bytecode (~0.8 ms).
 
-1. If a warm dispatcher (``omcm_core.daemon``) listens on this installation's
+1. If a warm dispatcher (``omcm_core._runtime.daemon``) listens on this installation's
    socket, the payload goes there and the answer comes back (a few ms).
 2. Otherwise it starts one in the background for the next call and answers
-   this call in process, with the same code (``omcm_core.dispatch.handle``),
+   this call in process, with the same code (``omcm_core._runtime.dispatch.handle``),
    so both paths give identical answers.
 
 A request the daemon accepted is never run twice: if the daemon fails after
@@ -180,7 +180,7 @@ def answer(args, raw: bytes):
                 return result
         env = _str_env(environ)
     _enable_site()
-    from omcm_core import dispatch
+    from omcm_core._runtime import dispatch
 
     outcome = dispatch.handle(raw, argv_event or None, env)
     return outcome.exit_code, outcome.stdout, outcome.stderr

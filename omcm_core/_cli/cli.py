@@ -18,7 +18,7 @@ CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version",
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "hook":
-        from omcm_core.client import main as hook_main
+        from omcm_core._runtime.client import main as hook_main
 
         return hook_main(argv[1:])
     return _main(argv)
@@ -32,8 +32,8 @@ def _main(argv: list[str]) -> int:
     from omcm_core import __version__, log
     from omcm_core.config import Config
     from omcm_core.context import Context
-    from omcm_core.dispatch import resolve_project_dir
-    from omcm_core.manager import Manager
+    from omcm_core._runtime.dispatch import resolve_project_dir
+    from omcm_core._runtime.manager import Manager
     from omcm_core.paths import omcm_home
 
     env = dict(os.environ)
@@ -83,7 +83,7 @@ def _main(argv: list[str]) -> int:
         print(__version__)
         return 0
     if args.command == "daemon":
-        from omcm_core import daemon
+        from omcm_core._runtime import daemon
 
         if args.action == "run":
             return daemon.run(env)
@@ -115,7 +115,7 @@ def _main(argv: list[str]) -> int:
             print(f"{'':<20} hooks: {', '.join(r['hooks']) or '-'}")
         return 0
     if args.command == "doctor":
-        from omcm_core.doctor import report
+        from omcm_core._cli.doctor import report
 
         data = report(home, project, env)
         if args.json:
@@ -134,7 +134,7 @@ def _install(args, home, manager) -> int:
     import os
     from pathlib import Path
 
-    from omcm_core.install import InstallError, events_for_hooks, install, settings_path, uninstall
+    from omcm_core._cli.install import InstallError, events_for_hooks, install, settings_path, uninstall
 
     project = Path(args.project_dir or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     try:
