@@ -136,8 +136,27 @@ def test_text_is_capped_at_claude_codes_limit():
 
 
 def test_merge_does_not_depend_on_anything_but_its_arguments():
-    answers = [("b", R(permission="ask")), ("a", R(permission="allow", additional_context="c"))]
-    assert merge("PreToolUse", answers) == merge("PreToolUse", list(answers))
+    first = [("b", R(permission="ask", additional_context="from b")), ("a", R(updated_input={"command": "ls"}, additional_context="from a"))]
+    second = [("c", R(permission="deny", reason="no"))]
+    given = list(first)
+    expected_first = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "updatedInput": {"command": "ls"},
+            "additionalContext": "from b\n\nfrom a",  # the order given, not plugin-name order
+        }
+    }
+    expected_second = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+    out = merge("PreToolUse", given)
+    assert out == expected_first
+    assert given == first  # the caller's list is left as it was
+    out["hookSpecificOutput"]["updatedInput"]["command"] = "rm -rf /"  # the answer is the caller's to change
+    assert first[1][1].updated_input == {"command": "ls"}
+    # Nothing carries over from one call to the next.
+    assert merge("PreToolUse", second) == expected_second
+    assert merge("PreToolUse", first) == expected_first
+    assert merge("PreToolUse", []) is None
 
 
 def test_result_rejects_unknown_permission():
