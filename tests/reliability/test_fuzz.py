@@ -63,16 +63,57 @@ def _check_record(payload, event_name, record) -> None:
     assert set(record.extra) == set(payload) - modelled
 
 
+def _raw_value_ok(value, annotation) -> bool:
+    """Whether the parser must accept ``value`` (not None) for a field of this type."""
+    text = str(annotation)
+    if "Any" in text:
+        return True
+    if "bool" in text:
+        return isinstance(value, bool)
+    if "float" in text:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if "dict" in text:
+        return isinstance(value, dict)
+    return isinstance(value, str)
+
+
+def _must_reject(payload, argv_event) -> bool:
+    """The parser's contract, said independently: which payloads are a PayloadError."""
+    if not isinstance(payload, dict):
+        return True
+    name = payload.get("hook_event_name", argv_event)
+    if not isinstance(name, str) or not name or (argv_event and name != argv_event):
+        return True
+    if name not in EVENTS:
+        return False
+    cls = EVENTS[name][1]
+    hints = typing.get_type_hints(cls)
+    for field in attrs.fields(cls):
+        if field.name in ("extra", "succeeded", "hook_event_name"):
+            continue
+        value = payload.get(field.name)
+        if value is None:  # a null is a missing key
+            if field.default is attrs.NOTHING:
+                return True
+        elif not _raw_value_ok(value, hints[field.name]):
+            return True
+    return False  # unknown keys never are a reason
+
+
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads | json_values, argv_event=st.none() | st.sampled_from(EVENT_NAMES[:4]))
 @example(payload={"extra": None, "succeeded": "yes"}, argv_event="PreCompact")  # found by hypothesis on 3.12
 @example(payload={"hook_event_name": "PostToolUse", "extra": 1, "succeeded": False}, argv_event=None)
+@example(payload={"hook_event_name": "SessionEnd", "from_the_future": 1}, argv_event=None)
+@example(payload={"hook_event_name": "PostToolUse", "tool_name": "Bash", "duration_ms": 12}, argv_event=None)
 def test_parse_event_returns_a_well_typed_record_or_raises_payload_error(payload, argv_event):
     try:
         record = parse_event(payload, argv_event)
     except PayloadError as exc:
         assert str(exc)  # a readable reason, never an empty message
+        assert _must_reject(payload, argv_event), f"refused a valid payload: {exc}"
         return
+    assert not _must_reject(payload, argv_event), "accepted an invalid payload"
     if record is None:
         name = payload.get("hook_event_name", argv_event)
         assert name not in EVENTS
