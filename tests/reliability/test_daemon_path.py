@@ -63,6 +63,10 @@ def test_daemon_answers_like_in_process_and_isolates_bad_plugins(rel_daemon, tmp
         assert _served_by(home, proc.pid) == served + 1, "the answer did not come from the daemon"
     failed = {(e["plugin"], e["kind"]) for e in log_entries(home) if e["event"] == "plugin_failed"}
     assert failed == {("rel-garbage", "garbage"), ("rel-hang", "timeout"), ("rel-raise", "raised")}
+    # Identical bytes would also come from a client that ignored the daemon's answer and
+    # ran the plugins itself: only the daemon's own process id proves whose answer it was.
+    done = run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": "rel-pid"})
+    assert parse_stdout("PreToolUse", done.stdout)["hookSpecificOutput"]["additionalContext"] == f"rel-pid {proc.pid}"
 
 
 def test_daemon_survives_hostile_input(rel_daemon, tmp_path):
