@@ -62,11 +62,14 @@ class Session:
         env = {**__import__("os").environ, **self.env}
         return subprocess.run([sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env=env, timeout=60)
 
-    def log_events(self) -> list:
+    def log_lines(self) -> list:
         lines = []
         for path in (self.home / "logs").glob("*.jsonl"):
             lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        return [line.get("event") for line in lines]
+        return lines
+
+    def log_events(self) -> list:
+        return [line.get("event") for line in self.log_lines()]
 
 
 def todo_write(todos, sidechain=False) -> dict:
