@@ -18,7 +18,7 @@ def configure(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from omcm_persistent_mode import prd, state, stores
+    from omcm_persistent_mode import fsaccess, prd, state, stores
 
     project = Path(args.project or ctx.project_dir or Path.cwd()).absolute()
     loops = stores.all_ralph(project, ctx.log)
@@ -38,10 +38,16 @@ def run(args, ctx) -> int:
         return 0
     cancelled = 0
     for r in loops:
-        if r.active and (args.session is None or r.session_id == args.session):
-            if stores.save_ralph(project, evolve(r, status="cancelled", updated_at=state.now()), ctx.log):
+        if not r.active or (args.session is not None and r.session_id != args.session):
+            continue
+        # Under the session's lock, so a Stop running right now cannot write the loop back to active.
+        with fsaccess.home_state_lock(ctx.session_dir(r.session_id)):
+            current = stores.load_ralph(project, r.session_id, ctx.log)
+            if current is None or not current.active:
+                continue
+            if stores.save_ralph(project, evolve(current, status="cancelled", updated_at=state.now()), ctx.log):
                 cancelled += 1
-                print(f"cancelled {r.session_id} at iteration {r.iteration}")
+                print(f"cancelled {current.session_id} at iteration {current.iteration}")
     if not cancelled:
         print("no active ralph loop to cancel")
     return 0
