@@ -20,11 +20,11 @@ _INLINE = re.compile(r"`[^`\n]*`")
 
 # A command opens the prompt: "/ralph-loop task", "ralph-loop: task".
 _COMMANDS = [
-    (ULTRAWORK_RALPH, re.compile(r"^\s*(?:/ultrawork-ralph\b|ultrawork-ralph\s*:)", re.I)),
-    (RALPH, re.compile(r"^\s*(?:/ralph-loop\b|ralph-loop\s*:|/ralph\b)", re.I)),
-    (ULTRAWORK, re.compile(r"^\s*(?:/(?:ultrawork|ulw)\b|(?:ultrawork|ulw|uw)\s*:)", re.I)),
+    (ULTRAWORK_RALPH, re.compile(r"^\s*(?:/ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
+    (RALPH, re.compile(r"^\s*(?:/ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
+    (ULTRAWORK, re.compile(r"^\s*(?:/(?:ultrawork|ulw)(?![\w-])|(?:ultrawork|ulw|uw)\s*:)", re.I)),
 ]
-_CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)\b", re.I)
+_CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
 
 
 def _word(alternatives: str) -> "re.Pattern[str]":

@@ -31,6 +31,9 @@ K = keywords
         ("```\nultrawork: x\n```\nwhat does this do?", None, "what does this do?"),
         ("see https://example.com/ralph-loop docs", None, "see https://example.com/ralph-loop docs"),
         ("tell me about ralph-loop", None, "tell me about ralph-loop"),
+        ("/ralph build it", K.RALPH, "build it"),
+        ("/ralph-wiggum quotes", None, "/ralph-wiggum quotes"),
+        ("/ultrawork-mode on", None, "/ultrawork-mode on"),
         ("", None, ""),
     ],
 )
@@ -62,6 +65,7 @@ def test_cancel(prompt):
 
 def test_cancel_only_at_the_start():
     assert keywords.detect("how does /cancel-ralph work?").cancel is False
+    assert keywords.detect("/cancel-ralph-notes").cancel is False
 
 
 @pytest.mark.parametrize(
