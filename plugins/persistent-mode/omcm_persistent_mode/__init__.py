@@ -21,6 +21,8 @@ from omcm_core import hookimpl
 from omcm_core.records import Command
 
 PLUGIN = "persistent-mode"
+#: Direct search tools counted for the agent-usage reminder, and the delegation tools that reset it.
+_COUNTED_TOOLS = ("Grep", "Glob", "Read", "WebFetch", "Agent", "Task")
 
 
 @attrs.frozen
@@ -78,6 +80,8 @@ def user_prompt_submit(event, ctx):
 
 @hookimpl
 def stop(event, ctx):
+    if event.hook_event_name != "Stop":
+        return None  # a subagent's stop is not the session's
     from omcm_persistent_mode import handlers
 
     config = _config(ctx)
@@ -86,6 +90,8 @@ def stop(event, ctx):
 
 @hookimpl
 def post_tool(event, ctx):
+    if event.tool_name not in _COUNTED_TOOLS or event.agent_id:
+        return None  # the common case, answered before any import
     from omcm_persistent_mode import handlers
 
     config = _config(ctx)
@@ -94,6 +100,8 @@ def post_tool(event, ctx):
 
 @hookimpl
 def session_start(event, ctx):
+    if event.source not in ("resume", "compact"):
+        return None
     from omcm_persistent_mode import handlers
 
     config = _config(ctx)
