@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 
 from omcm_core.testing import assert_valid_response
 
@@ -143,3 +144,21 @@ def test_corrupt_state_fails_open(session):
     (s.project / ".omc" / "ralph" / "sess-1.json").write_text("{not json")
     assert s.stop("working") is None
     assert "ralph_state_unreadable" in s.log_events()
+
+
+def test_ralph_loop_through_the_warm_daemon(session):
+    from omcm_core import daemon
+
+    s = session(max_iterations="2")
+    s.env["OMCM_DAEMON"] = "1"
+    try:
+        s.prompt("/ralph-loop x")  # starts the daemon on demand
+        deadline = time.monotonic() + 30
+        while not daemon.status({**os.environ, **s.env}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert daemon.status({**os.environ, **s.env}), "the daemon did not start"
+        outs = [s.stop("working", active=i > 0) for i in range(3)]
+        assert "Iteration 1/2" in outs[0]["reason"] and "Iteration 2/2" in outs[1]["reason"]
+        assert "decision" not in outs[2] and s.ralph_state()["status"] == "max_iterations"
+    finally:
+        daemon.stop({**os.environ, **s.env})
