@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         SessionEndEvent,
         SessionStartEvent,
         StopEvent,
+        StopFailureEvent,
         UserPromptEvent,
     )
 
@@ -125,6 +126,17 @@ def stop(event: "StopEvent", ctx: "Context") -> "Optional[Result]":
 
     :return: ``None`` or a Result; ``block`` with a ``reason`` keeps Claude
         going. Check ``event.stop_hook_active`` first or you will loop.
+    """
+
+
+@hookspec
+def stop_failure(event: "StopFailureEvent", ctx: "Context") -> None:
+    """StopFailure: the turn ended on an API error (rate limit, overload, ...).
+
+    Side effects only: Claude Code ignores the output of this event, so record
+    what happened and tell Claude later (at the next UserPromptSubmit or
+    SessionStart). ``event.error`` is the error type; ``error_details`` and
+    ``last_assistant_message`` are sent when Claude Code has them.
     """
 
 

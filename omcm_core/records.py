@@ -105,6 +105,15 @@ class StopEvent(Event):
 
 
 @frozen(kw_only=True)
+class StopFailureEvent(Event):
+    """StopFailure (Claude Code v2.1.78): the turn ended on an API error; output is ignored."""
+
+    error: Optional[str] = None
+    error_details: Any = None
+    last_assistant_message: Optional[str] = None
+
+
+@frozen(kw_only=True)
 class PreCompactEvent(Event):
     """PreCompact; ``trigger`` is manual or auto."""
 

@@ -115,6 +115,12 @@ CASES = [
     ("stop takes no context", "Stop", [("a", R(additional_context="x"))], None),
     ("pre compact drops system message", "PreCompact", [("a", R(system_message="x"))], None),
     (
+        "stop failure output is ignored by Claude Code",
+        "StopFailure",
+        [("a", R(block=True, reason="r", additional_context="x", system_message="y", stop=True))],
+        None,
+    ),
+    (
         "user prompt block",
         "UserPromptSubmit",
         [("a", R(block=True, reason="secret in prompt"), )],

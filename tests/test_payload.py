@@ -128,3 +128,12 @@ def test_records_are_frozen():
     event = parse_event({"hook_event_name": "SessionEnd", "reason": "clear"})
     with pytest.raises(AttributeError):
         event.reason = "other"
+
+
+def test_stop_failure_record():
+    event = parse_event(
+        {"hook_event_name": "StopFailure", "session_id": "s", "error": "rate_limit",
+         "error_details": {"status": 429}, "last_assistant_message": "partial"}
+    )
+    assert (event.error, event.error_details, event.last_assistant_message) == ("rate_limit", {"status": 429}, "partial")
+    assert EVENTS["StopFailure"][0] == "stop_failure" and event.extra == {}

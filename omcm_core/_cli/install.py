@@ -33,6 +33,7 @@ TIMEOUTS = {
     "Stop": 10,
     "SubagentStop": 10,
     "PreCompact": 10,
+    "StopFailure": 10,
 }
 HOOK_EVENTS = {
     "pre_tool": ["PreToolUse"],
@@ -42,6 +43,7 @@ HOOK_EVENTS = {
     "user_prompt_submit": ["UserPromptSubmit"],
     "stop": ["Stop", "SubagentStop"],
     "pre_compact": ["PreCompact"],
+    "stop_failure": ["StopFailure"],
 }
 
 

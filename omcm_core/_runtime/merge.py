@@ -37,9 +37,9 @@ _BLOCK_EVENTS = frozenset(
     {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact"}
 )
 # Events whose systemMessage Claude Code discards.
-_NO_SYSTEM_MESSAGE = frozenset({"Notification", "PreCompact", "PostCompact", "SessionEnd"})
+_NO_SYSTEM_MESSAGE = frozenset({"Notification", "PreCompact", "PostCompact", "SessionEnd", "StopFailure"})
 # Events where continue/stopReason mean nothing (side effects only).
-_NO_CONTINUE = frozenset({"SessionEnd", "Notification"})
+_NO_CONTINUE = frozenset({"SessionEnd", "Notification", "StopFailure"})
 
 
 def _join(parts: Sequence[str]) -> Optional[str]:

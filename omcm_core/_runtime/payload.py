@@ -27,6 +27,7 @@ EVENTS: dict[str, tuple[str, type]] = {
     "Stop": ("stop", records.StopEvent),
     "SubagentStop": ("stop", records.StopEvent),
     "PreCompact": ("pre_compact", records.PreCompactEvent),
+    "StopFailure": ("stop_failure", records.StopFailureEvent),
 }
 
 
