@@ -71,6 +71,11 @@ class Session:
             found = [e for e in found if e.get("subtype") == subtype]
         return found
 
+    @property
+    def compactions(self) -> list[dict]:
+        """The stream's ``compact_boundary`` events (``compact_metadata.trigger`` is manual or auto)."""
+        return [e for e in self.events if e.get("type") == "system" and e.get("subtype") == "compact_boundary"]
+
     def tool_result(self, tool_use_id: str) -> tuple[str, bool]:
         """(text, is_error) of the tool result the model got for ``tool_use_id``."""
         for request in self.main_requests:
@@ -114,6 +119,15 @@ class Harness:
     def settings_path(self) -> Path:
         return self.home / ".claude" / "settings.json"
 
+    def add_hook(self, event: str, command: str, matcher: str = "", timeout: float = 10) -> None:
+        """Register one more command hook in ``~/.claude/settings.json`` (e.g. a bare one to compare with omcm)."""
+        settings = json.loads(self.settings_path.read_text()) if self.settings_path.exists() else {}
+        entry = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+        if matcher:
+            entry["matcher"] = matcher
+        settings.setdefault("hooks", {}).setdefault(event, []).append(entry)
+        self.settings_path.write_text(json.dumps(settings, indent=2))
+
     def trust(self, project: Path) -> None:
         """Mark onboarding done and ``project`` trusted in ``~/.claude.json``."""
         config_file = self.home / ".claude.json"
@@ -147,9 +161,16 @@ class Harness:
                               check=check, timeout=120, stdin=subprocess.DEVNULL)
 
     def session(self, script: Iterable[Turn] = (), prompt: str = "Go on.", *, project: Optional[Path] = None,
-                args: Sequence[str] = (), timeout: float = SESSION_TIMEOUT, final_text: str = "Done.") -> Session:
-        """Run ``claude -p PROMPT`` to the end with the fake API answering ``script``."""
+                args: Sequence[str] = (), resume: Optional[str] = None, timeout: float = SESSION_TIMEOUT,
+                final_text: str = "Done.") -> Session:
+        """Run ``claude -p PROMPT`` to the end with the fake API answering ``script``.
+
+        ``resume`` continues an earlier session (its ``session_id``); with the
+        prompt ``/compact`` the client compacts it and stops.
+        """
         project = Path(project or self.project)
+        if resume:
+            args = ["--resume", resume, *args]
         self._runs += 1
         debug_log = self.root / f"debug-{self._runs}.txt"
         cmd = [str(self.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Optional, Union
@@ -24,9 +25,37 @@ MODEL = "claude-sonnet-4-5-20250929"
 _ids = itertools.count(1)
 
 Block = dict
-#: A scripted turn: the blocks the model answers with, or a function of the
-#: request (its JSON body) that returns them, to answer from what it sees.
-Turn = Union[list, Callable[[dict], list]]
+
+
+@attrs.frozen
+class Reply:
+    """A scripted answer with more than blocks: ``input_tokens`` is the context size the API reports.
+
+    Reporting a context near the model's window makes the client compact
+    before its next request, as it would in a long session.
+    """
+
+    blocks: list
+    input_tokens: Optional[int] = None
+
+
+#: A context size above the client's automatic compaction threshold (967,000
+#: of a 980,000-token window in 2.1.330).
+NEAR_FULL_CONTEXT = 975_000
+
+
+def compact_after(blocks: list) -> Reply:
+    """Answer ``blocks`` and report a nearly full context: the client compacts before its next request.
+
+    The client refuses to compact fewer than three exchanges ("too_few_groups"),
+    so give this turn after at least two others.
+    """
+    return Reply(blocks, input_tokens=NEAR_FULL_CONTEXT)
+
+
+#: A scripted turn: the blocks the model answers with, a :class:`Reply`, or a
+#: function of the request (its JSON body) returning either, to answer from what it sees.
+Turn = Union[list, Reply, Callable[[dict], Union[list, Reply]]]
 
 
 def text(value: str) -> Block:
@@ -67,6 +96,20 @@ class Request:
         system = self.body.get("system", "") if isinstance(self.body, dict) else ""
         return system if isinstance(system, str) else "\n".join(_texts(system))
 
+    def hook_contexts(self, hook: str = "") -> list[str]:
+        """Hook context the client put in the messages, newest last, for hooks whose label starts with ``hook``.
+
+        Claude Code 2.1.330 sends it as a system message starting
+        ``PreToolUse:Read hook additional context: ...`` (SessionStart's context
+        shares its block with the environment text that follows).
+        """
+        found = []
+        for piece in _texts(self.messages):
+            for match in _HOOK_CONTEXT.finditer(piece):
+                if match["label"].startswith(hook):
+                    found.append(match["body"])
+        return found
+
     def tool_results(self) -> dict:
         """tool_use_id -> (text of the result, is_error) for every tool_result in the messages."""
         found = {}
@@ -75,6 +118,9 @@ class Request:
                 if block.get("type") == "tool_result":
                     found[block.get("tool_use_id")] = ("\n".join(_texts([block])), bool(block.get("is_error")))
         return found
+
+
+_HOOK_CONTEXT = re.compile(r"(?P<label>[A-Za-z]+(?::\S+)?) hook additional context: (?P<body>.*?)(?=\S+ hook additional context: |\Z)", re.S)
 
 
 def _blocks(content) -> list:
@@ -110,9 +156,17 @@ def is_main_loop(body: Any) -> bool:
 
 
 def _is_compaction(body: dict) -> bool:
-    messages = body.get("messages") or []
-    last = "\n".join(_texts(_blocks(messages[-1].get("content")))) if messages else ""
-    return "create a detailed summary of the conversation" in last.lower()
+    # The summary instruction rides in the last user message, possibly followed by system messages.
+    tail = []
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        tail.extend(_texts(_blocks(message.get("content"))))
+    return any(COMPACTION_MARK in piece for piece in tail)
+
+
+#: The words of Claude Code's summary request (manual /compact and automatic compaction).
+COMPACTION_MARK = "create a detailed summary of the conversation"
 
 
 class FakeAnthropic:
@@ -167,8 +221,10 @@ class FakeAnthropic:
                 return 200, _message([text(self.final_text if not _is_compaction(body) else _SUMMARY)], body)
             turn = self.script[self._served] if self._served < len(self.script) else [text(self.final_text)]
             self._served += 1 if self._served < len(self.script) else 0
-        blocks = turn(body) if callable(turn) else turn
-        return 200, _message(blocks, body)
+        reply = turn(body) if callable(turn) else turn
+        if isinstance(reply, Reply):
+            return 200, _message(reply.blocks, body, reply.input_tokens)
+        return 200, _message(reply, body)
 
 
 _SUMMARY = "<summary>The user asked for a scripted test session; nothing else happened.</summary>"
@@ -178,17 +234,18 @@ def _estimate_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
-def _message(blocks: list, body: Any) -> dict:
+def _message(blocks: list, body: Any, input_tokens: Optional[int] = None) -> dict:
     stop = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
+    model = body.get("model") if isinstance(body, dict) else None
     return {
         "id": f"msg_e2e{next(_ids):05d}",
         "type": "message",
         "role": "assistant",
-        "model": (body or {}).get("model") or MODEL if isinstance(body, dict) else MODEL,
+        "model": model or MODEL,
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": _estimate_tokens(body), "output_tokens": 10,
+        "usage": {"input_tokens": input_tokens or _estimate_tokens(body), "output_tokens": 10,
                   "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
     }
 
