@@ -29,6 +29,11 @@ from fake_anthropic import FakeAnthropic, Request, Turn
 #: Seconds one ``claude -p`` may take before it is killed.
 SESSION_TIMEOUT = 120
 
+#: The environment that gives 2.1.330 the TodoWrite tool. By default it offers
+#: neither TodoWrite nor the Task* tools; CLAUDE_CODE_ENABLE_TODO_TOOLS=1 alone
+#: gives TaskCreate/TaskGet/TaskList/TaskUpdate instead.
+TODO_WRITE_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "CLAUDE_CODE_ENABLE_TASKS": "false"}
+
 #: OMCM_HOME/config.toml unless a test gives its own. The machine running the
 #: suite is shared: no background embedding worker (full-text search is tested).
 DEFAULT_CONFIG = """\

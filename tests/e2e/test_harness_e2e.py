@@ -8,7 +8,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from fake_anthropic import COMPACTION_MARK, FakeAnthropic, bash, compact_after, text
+from claude_client import ClientUnavailable, install_client
+from e2e_harness import TODO_WRITE_ENV
+from fake_anthropic import COMPACTION_MARK, FakeAnthropic, bash, compact_after, text, tool_use
 
 AGENT_TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}, {"name": "Read", "input_schema": {"type": "object"}}]
 
@@ -110,3 +112,45 @@ def test_automatic_compaction_mid_session(e2e):
     last = run.main_requests[-1]
     assert "The user asked for a scripted test session" in last.all_text()
     assert "echo one" not in json.dumps(last.messages)
+
+
+@pytest.mark.e2e
+def test_a_stop_hook_that_blocks_sends_the_loop_around_again(e2e):
+    # A bare hook, not omcm: shows how a Stop block reaches the model and how turns are counted.
+    marker = e2e.root / "blocked-once"
+    hook = e2e.root / "stop_once.py"
+    hook.write_text(
+        "import json, pathlib, sys\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n"
+        "    marker.touch()\n"
+        "    print(json.dumps({'decision': 'block', 'reason': 'e2e: the tests are not run yet'}))\n"
+    )
+    e2e.add_hook("Stop", f"{sys.executable} -S {hook}")
+    run = e2e.session([[text("all done, I think")], [text("now really done")]], prompt="finish")
+    assert run.returncode == 0, run.explain()
+    assert run.turns_served == 2 and len(run.main_requests) == 2
+    assert "e2e: the tests are not run yet" in run.main_requests[1].all_text()
+    assert run.result["result"] == "now really done"
+    assert [e["hook_name"] for e in run.hook_events("Stop", subtype="hook_response")] == ["Stop", "Stop"]
+
+
+@pytest.mark.e2e
+def test_todowrite_is_offered_only_with_its_environment(e2e_factory):
+    todo = tool_use("TodoWrite", {"todos": [{"content": "step one", "status": "in_progress", "activeForm": "doing step one"}]})
+    plain = e2e_factory(name="plain").session([[todo], [text("ok")]], prompt="plan")
+    assert "No such tool available: TodoWrite" in plain.tool_result(todo["id"])[0]
+    todo = tool_use("TodoWrite", todo["input"])
+    enabled = e2e_factory(name="todo", extra_env=TODO_WRITE_ENV).session([[todo], [text("ok")]], prompt="plan")
+    assert enabled.tool_result(todo["id"]) == (
+        "Todos have been modified successfully. Ensure that you continue to use the todo list to track your "
+        "progress. Please proceed with the current tasks if applicable", False)
+    assert [e["hook_name"] for e in enabled.hook_events(subtype="hook_response") if "TodoWrite" in e["hook_name"]] == [
+        "PreToolUse:TodoWrite", "PostToolUse:TodoWrite"]
+
+
+def test_install_without_npm_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMCM_E2E_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools-here"))
+    with pytest.raises(ClientUnavailable, match="npm is not on PATH"):
+        install_client("2.1.330")
