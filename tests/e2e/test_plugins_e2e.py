@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from fake_anthropic import bash, read, text
@@ -86,3 +87,41 @@ def test_third_party_deny_stops_the_command_and_tells_the_model(e2e_factory, bas
     assert "bash-guard: this command pipes a download straight into a shell." in reason
     assert [e["hook_name"] for e in run.hook_events(subtype="hook_response") if "ToolUse" in e["hook_name"]] == [
         "PreToolUse:Bash", "PreToolUse:Bash", "PostToolUse:Bash"]
+
+
+def _wait_for(predicate, seconds=60.0):
+    # SessionEnd work runs detached after the client exits; the machine may be busy.
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_memory_rotation_keeps_the_session_as_l1_from_the_real_transcript(e2e):
+    run = e2e.session([[bash("echo l1-tool-call")], [text("the answer is turquoise")]], prompt="which colour, l1-prompt?")
+    assert run.returncode == 0, run.explain()
+    sessions = e2e.project / ".claude" / "memory" / "sessions"
+    assert _wait_for(lambda: any(sessions.glob(f"*_{run.session_id}.l1.jsonl"))), run.explain()
+    (l1,) = sessions.glob(f"*_{run.session_id}.l1.jsonl")
+    assert _wait_for(lambda: "turquoise" in l1.read_text())
+    rows = [json.loads(line) for line in l1.read_text().splitlines()]
+    assert [(r["role"], r["content"]) for r in rows if r["role"] == "user"][0] == ("user", "which colour, l1-prompt?")
+    assert ("assistant", "the answer is turquoise") in [(r["role"], r["content"]) for r in rows]
+
+
+def test_a_secret_in_the_session_reaches_no_omcm_file(e2e):
+    token = "ghp_" + "e2eSecretToken0123456789abcdefABCDEF"
+    call = bash(f"echo deploy with {token}")
+    run = e2e.session([[call], [text("deployed")]], prompt=f"deploy using {token}")
+    assert run.returncode == 0, run.explain()
+    assert run.tool_result(call["id"])[0] == f"deploy with {token}"  # the client itself saw it
+    found = json.loads(e2e.omcm("search", "deploy", "--json").stdout)["results"]
+    assert len(found) == 1 and token not in json.dumps(found)
+    sessions = e2e.project / ".claude" / "memory" / "sessions"
+    assert _wait_for(lambda: any(sessions.glob("*.l1.jsonl")))
+    e2e.close()  # the daemon's last writes, checkpointed
+    written = [p for root in (e2e.omcm_home, e2e.project / ".claude") for p in root.rglob("*") if p.is_file()]
+    assert written
+    assert [str(p) for p in written if token.encode() in p.read_bytes()] == []
