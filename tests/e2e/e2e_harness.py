@@ -53,6 +53,7 @@ class Session:
     stderr: str
     requests: list
     unknown_paths: list
+    api_errors: list
     turns_served: int
     debug_log: Path
     session_id: Optional[str]
@@ -97,7 +98,7 @@ class Session:
         """A summary for assertion messages."""
         tail = self.debug_log.read_text(errors="replace")[-3000:] if self.debug_log.exists() else ""
         return (f"returncode={self.returncode} timed_out={self.timed_out} main_requests={len(self.main_requests)} "
-                f"unknown={self.unknown_paths}\nstderr: {self.stderr[-1500:]}\ndebug tail:\n{tail}")
+                f"unknown={self.unknown_paths} api_errors={self.api_errors}\nstderr: {self.stderr[-1500:]}\ndebug tail:\n{tail}")
 
 
 class Harness:
@@ -193,7 +194,7 @@ class Harness:
         events = _json_lines(stdout)
         session_id = next((e.get("session_id") for e in events if e.get("session_id")), None)
         return Session(proc.returncode, timed_out, events, stdout, stderr, list(api.requests),
-                       list(api.unknown_paths), api.turns_served, debug_log, session_id)
+                       list(api.unknown_paths), list(api.errors), api.turns_served, debug_log, session_id)
 
     def close(self) -> None:
         """Stop the warm dispatcher the hooks started, if any."""
