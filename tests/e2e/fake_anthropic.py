@@ -7,7 +7,8 @@ arrives as a system message in the messages, a deny reason as a ``tool_result``.
 
 Only the main agent loop consumes the script. Claude Code also sends side
 requests (a title, a quota probe, a summary for compaction...): those are told
-apart by :func:`is_main_loop` and get a harmless answer.
+apart by :func:`is_main_loop` and get a harmless answer. A subagent offers
+tools too, so its requests consume the script like the main loop's.
 """
 
 from __future__ import annotations
