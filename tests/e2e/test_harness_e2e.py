@@ -154,3 +154,18 @@ def test_install_without_npm_says_why(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools-here"))
     with pytest.raises(ClientUnavailable, match="npm is not on PATH"):
         install_client("2.1.330")
+
+
+@pytest.mark.e2e
+def test_file_tool_calls_the_client_rejects_fire_no_hook(e2e):
+    # What pre-tool-guide can learn from: in 2.1.330 these common Edit/Write failures
+    # are caught before PreToolUse, so no hook (and no PostToolUseFailure) sees them.
+    (e2e.project / "notes").write_text("a file, not a folder\n")
+    (e2e.project / "app.py").write_text("x = 1\n")
+    write = tool_use("Write", {"file_path": str(e2e.project / "notes" / "todo.txt"), "content": "one\n"})
+    edit = tool_use("Edit", {"file_path": str(e2e.project / "app.py"), "old_string": "y = 9", "new_string": "y = 0"})
+    run = e2e.session([[write], [edit], [bash("false")], [text("ok")]], prompt="try")
+    assert run.tool_result(write["id"])[0].startswith("<tool_use_error>Error calling tool (Write): ENOTDIR")
+    assert run.tool_result(edit["id"])[0].startswith("<tool_use_error>String to replace not found in file.")
+    assert [e["hook_name"] for e in run.hook_events(subtype="hook_response") if "Tool" in e["hook_name"]] == [
+        "PreToolUse:Bash", "PostToolUseFailure:Bash"]
