@@ -95,15 +95,18 @@ def test_memory_rotation_archives_an_oversized_memory_and_tells_the_model(e2e):
     assert kept.endswith(lines[-1]) and len(kept.encode()) <= 2_375 * 4
 
 
-def test_post_tool_observer_records_a_bash_call_omcm_search_finds(e2e):
+def test_post_tool_observer_records_the_session_omcm_search_finds(e2e):
     call = bash("echo observed-zeppelin-42")
-    run = e2e.session([[call], [text("done")]], prompt="echo something")
+    failing = bash("ls zeppelin-hangar")
+    run = e2e.session([[call], [failing], [text("done")]], prompt="echo something")
     assert run.returncode == 0, run.explain()
     assert run.tool_result(call["id"]) == ("observed-zeppelin-42", False)
-    found = json.loads(e2e.omcm("search", "zeppelin", "--json").stdout)
-    assert [(hit["tool"], hit["session_id"], hit["output"]) for hit in found["results"]] == [
-        ("Bash", run.session_id, "observed-zeppelin-42")], found
-    assert "echo observed-zeppelin-42" in json.dumps(found["results"][0])
+    found = json.loads(e2e.omcm("search", "zeppelin", "--json").stdout)["results"]
+    assert sorted((hit["tool"], hit["session_id"], hit["error"] is None) for hit in found) == [
+        ("Bash", run.session_id, False), ("Bash", run.session_id, True)], found
+    assert "observed-zeppelin-42" in [hit["output"] for hit in found]
+    (failure,) = json.loads(e2e.omcm("search", "zeppelin", "--failures", "--json").stdout)["results"]
+    assert failure["error"].startswith("Exit code 2") and "zeppelin-hangar" in failure["error"], failure
     assert json.loads(e2e.omcm("search", "pterodactyl", "--json").stdout)["results"] == []
 
 
