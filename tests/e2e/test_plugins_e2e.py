@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from fake_anthropic import bash, read, text
+from fake_anthropic import bash, compact_after, read, text
 
 pytestmark = pytest.mark.e2e
 
@@ -73,6 +73,20 @@ def test_memory_rotation_loads_memory_md_at_session_start(e2e):
     (context,) = run.main_requests[0].hook_contexts("SessionStart")
     assert context.startswith("## Recent memory (.claude/memory/memory.md)\n"), context[:300]
     assert "- The deploy key lives in vault path kv/e2e-ochre-falcon." in context
+
+
+def test_memory_rotation_memory_survives_compaction_and_resume_once(e2e):
+    memory = e2e.project / ".claude" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "memory.md").write_text("- remember the ochre falcon\n")
+    script = [[bash("echo 1")], [bash("echo 2")], compact_after([bash("echo 3")]), [text("ok")]]
+    run = e2e.session(script, prompt="work")
+    assert [c["compact_metadata"]["trigger"] for c in run.compactions] == ["auto"], run.explain()
+    # Loaded again by SessionStart (source compact) after the summary replaced the conversation, never twice.
+    assert [r.all_text().count("remember the ochre falcon") for r in run.main_requests] == [1, 1, 1, 1]
+    assert "echo 1" not in json.dumps(run.main_requests[3].messages)
+    resumed = e2e.session([[text("ok")]], prompt="again", resume=run.session_id)
+    assert resumed.main_requests[0].all_text().count("remember the ochre falcon") == 1
 
 
 def test_memory_rotation_archives_an_oversized_memory_and_tells_the_model(e2e):
