@@ -29,6 +29,9 @@ def test_tool_counter_suggestion_reaches_the_model(e2e):
     assert after_fifth.all_text().count(suggestion) == 1
     assert [c[: len(suggestion)] for c in after_fifth.hook_contexts("PreToolUse:Read")] == [suggestion]
     assert run.tool_result(reads[4]["id"]) == ("1\tfile 4\n2\t", False)
+    # Its counters went away at SessionEnd, inside the client's 1.5 s SessionEnd budget.
+    assert [t.status for t in run.hook_durations() if t.event == "SessionEnd"] == [0]
+    assert not (e2e.omcm_home / "sessions" / run.session_id).exists()
 
 
 @pytest.mark.xfail(strict=True, reason="tool-counter advises Glob or Grep, which Claude Code 2.1.330 no longer offers")
