@@ -68,11 +68,15 @@ class Session:
         """The stream's final ``result`` event."""
         return next((e for e in reversed(self.events) if e.get("type") == "result"), None)
 
-    def hook_events(self, hook_event: Optional[str] = None, subtype: Optional[str] = None) -> list[dict]:
-        """``system`` events about hooks (subtypes hook_started, hook_response...), optionally of one hook event."""
-        found = [e for e in self.events if e.get("type") == "system" and str(e.get("subtype", "")).startswith("hook")]
-        if hook_event:
-            found = [e for e in found if e.get("hook_event") == hook_event or e.get("hook_name", "").startswith(hook_event)]
+    def hook_events(self, hook: Optional[str] = None, subtype: Optional[str] = None) -> list[dict]:
+        """The stream's hook events (subtypes ``hook_started``, ``hook_response``), in order.
+
+        ``hook`` keeps one event (``PreToolUse``) or one label (``PreToolUse:Bash``,
+        ``SessionStart:compact``).
+        """
+        found = [e for e in self.events if e.get("type") == "system" and str(e.get("subtype", "")).startswith("hook_")]
+        if hook:
+            found = [e for e in found if hook in (e.get("hook_event"), e.get("hook_name"))]
         if subtype:
             found = [e for e in found if e.get("subtype") == subtype]
         return found
