@@ -7,7 +7,7 @@ repository (``~/.cache/omcm-e2e/claude-<version>``, or under
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import os
 import shutil
 import subprocess
@@ -37,6 +37,13 @@ def _runs(binary: Path, version: str) -> bool:
     return out.returncode == 0 and out.stdout.startswith(version)
 
 
+def _lock(handle) -> None:
+    with contextlib.suppress(ImportError):  # no fcntl (Windows): installs are not serialised
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX)
+
+
 def install_client(version: str = CLIENT_VERSION) -> Path:
     """The path of a working ``claude`` binary of ``version``, installing it with npm if needed.
 
@@ -53,7 +60,7 @@ def install_client(version: str = CLIENT_VERSION) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     # One installer at a time (parallel test processes share the cache).
     with open(root / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock(lock)
         if _runs(binary, version):
             return binary
         shutil.rmtree(prefix, ignore_errors=True)
