@@ -44,6 +44,23 @@ def _lock(handle) -> None:
         fcntl.flock(handle, fcntl.LOCK_EX)
 
 
+def _npm_install(npm: str, root: Path, prefix: Path, binary: Path, version: str) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    # One installer at a time (parallel test processes share the cache).
+    with open(root / ".install.lock", "w") as lock:
+        _lock(lock)
+        if _runs(binary, version):
+            return
+        shutil.rmtree(prefix, ignore_errors=True)
+        cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", f"{PACKAGE}@{version}"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise ClientUnavailable(f"npm install {PACKAGE}@{version} took more than 600 s") from None
+        if done.returncode != 0:
+            raise ClientUnavailable(f"npm install {PACKAGE}@{version} failed: {done.stderr.strip()[-800:]}")
+
+
 def install_client(version: str = CLIENT_VERSION) -> Path:
     """The path of a working ``claude`` binary of ``version``, installing it with npm if needed.
 
@@ -57,20 +74,10 @@ def install_client(version: str = CLIENT_VERSION) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise ClientUnavailable("npm is not on PATH")
-    root.mkdir(parents=True, exist_ok=True)
-    # One installer at a time (parallel test processes share the cache).
-    with open(root / ".install.lock", "w") as lock:
-        _lock(lock)
-        if _runs(binary, version):
-            return binary
-        shutil.rmtree(prefix, ignore_errors=True)
-        cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", f"{PACKAGE}@{version}"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise ClientUnavailable(f"npm install {PACKAGE}@{version} took more than 600 s") from None
-        if done.returncode != 0:
-            raise ClientUnavailable(f"npm install {PACKAGE}@{version} failed: {done.stderr.strip()[-800:]}")
+    try:
+        _npm_install(npm, root, prefix, binary, version)
+    except OSError as exc:  # an unwritable cache, a full disk
+        raise ClientUnavailable(f"cannot install into {root}: {exc}") from None
     if not _runs(binary, version):
         raise ClientUnavailable(f"{binary} was installed but `claude --version` does not answer {version}")
     return binary
