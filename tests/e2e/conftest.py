@@ -8,6 +8,7 @@ skip silently in CI) and are skipped with the reason otherwise.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +28,23 @@ def claude_binary() -> Path:
         if os.environ.get("CI"):
             pytest.fail(f"Claude Code client unavailable (CI is set, so this fails): {exc}")
         pytest.skip(f"Claude Code client unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def misbehaving_site(tmp_path_factory) -> Path:
+    """The reliability suite's rel-hang and rel-raise plugins pip-installed into a private folder (for PYTHONPATH)."""
+    sources = Path(__file__).resolve().parents[1] / "reliability" / "plugins"
+    work = tmp_path_factory.mktemp("misbehaving")
+    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+           "--disable-pip-version-check", "-q", "--target", str(work / "site")]
+    for name in ("rel-hang", "rel-raise"):
+        copy = work / name
+        copy.mkdir()
+        for item in ("pyproject.toml", f"omcm_{name.replace('-', '_')}.py"):
+            (copy / item).write_bytes((sources / name / item).read_bytes())
+        cmd.append(str(copy))
+    subprocess.run(cmd, check=True, capture_output=True)
+    return work / "site"
 
 
 @pytest.fixture

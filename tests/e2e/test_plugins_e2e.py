@@ -183,3 +183,21 @@ def test_a_secret_in_the_session_reaches_no_omcm_file(e2e):
     written = [p for root in (e2e.omcm_home, e2e.project / ".claude") for p in root.rglob("*") if p.is_file()]
     assert written
     assert [str(p) for p in written if token.encode() in p.read_bytes()] == []
+
+
+def test_a_hanging_and_a_raising_plugin_cost_the_others_nothing(e2e_factory, misbehaving_site):
+    e2e = e2e_factory(extra_env={"PYTHONPATH": str(misbehaving_site), "REL_HANG_S": "30"})
+    plugins = e2e.omcm("plugins").stdout
+    assert "rel-hang" in plugins and "rel-raise" in plugins, plugins
+    files = [e2e.project / f"h{n}.txt" for n in range(5)]
+    for path in files:
+        path.write_text("x\n")
+    reads = [read(path) for path in files]
+    run = e2e.session([[call] for call in reads] + [[text("ok")]], prompt="read them")
+    assert run.returncode == 0, run.explain()
+    # Every hook answered within the client's timeout (rel-hang would have denied, had it been waited for) ...
+    assert {e["outcome"] for e in run.hook_events(subtype="hook_response")} == {"success"}
+    assert all(not error for _, error in (run.tool_result(call["id"]) for call in reads))
+    # ... and the well-behaved plugin still had its say.
+    assert any(c.startswith("5 consecutive Read calls detected.") for c in run.main_requests[5].hook_contexts("PreToolUse:Read"))
+    assert "rel-hang answered too late" not in run.main_requests[5].all_text()
