@@ -82,6 +82,8 @@ class FakeAnthropic:
             self.requests.append(Request(method, path, headers, body, main))
             if route == "/v1/messages/count_tokens":
                 return 200, {"input_tokens": _estimate_tokens(body)}
+            if route == "/api/hello":  # the client's reachability probe (with non-essential traffic on)
+                return 200, {}
             if route != "/v1/messages" or method != "POST":
                 self.unknown_paths.append(f"{method} {path}")
                 return 404, {"type": "error", "error": {"type": "not_found_error", "message": "fake: no such path"}}
