@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 from omcm_core.testing import assert_valid_response
@@ -147,18 +149,20 @@ def test_corrupt_state_fails_open(session):
 
 
 def test_ralph_loop_through_the_warm_daemon(session):
-    from omcm_core import daemon
+    def daemon(action):  # through the command a user has: the daemon module is omcm's own business
+        env = {**os.environ, **s.env}
+        return subprocess.run([sys.executable, "-m", "omcm_core", "daemon", action], env=env, capture_output=True)
 
     s = session(max_iterations="2")
     s.env["OMCM_DAEMON"] = "1"
     try:
         s.prompt("/ralph-loop x")  # starts the daemon on demand
         deadline = time.monotonic() + 30
-        while not daemon.status({**os.environ, **s.env}) and time.monotonic() < deadline:
+        while daemon("status").returncode != 0 and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert daemon.status({**os.environ, **s.env}), "the daemon did not start"
+        assert daemon("status").returncode == 0, "the daemon did not start"
         outs = [s.stop("working", active=i > 0) for i in range(3)]
         assert "Iteration 1/2" in outs[0]["reason"] and "Iteration 2/2" in outs[1]["reason"]
         assert "decision" not in outs[2] and s.ralph_state()["status"] == "max_iterations"
     finally:
-        daemon.stop({**os.environ, **s.env})
+        daemon("stop")
