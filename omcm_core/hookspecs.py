@@ -126,6 +126,13 @@ def stop(event: "StopEvent", ctx: "Context") -> "Optional[Result]":
 
     :return: ``None`` or a Result; ``block`` with a ``reason`` keeps Claude
         going. Check ``event.stop_hook_active`` first or you will loop.
+        A ``reason`` without ``block`` is context for a continuation: when
+        another plugin blocks, it is appended to the block reasons (after them,
+        in plugin-name order, separated by a blank line); when nobody blocks it
+        is dropped. So a plugin can add to another's continuation message
+        without either importing the other. (``additional_context`` is not
+        rendered on Stop: Claude Code treats it as feedback that keeps Claude
+        going, which is a block in all but name.)
     """
 
 

@@ -113,6 +113,25 @@ CASES = [
         {"decision": "block", "reason": "Blocked by an omcm plugin."},
     ),
     ("stop takes no context", "Stop", [("a", R(additional_context="x"))], None),
+    (
+        "stop: a non-blocking reason rides along after the block reasons",
+        "Stop",
+        [("a-notes", R(reason="remember X")), ("b", R(block=True, reason="keep going")), ("c", R(block=True, reason="tests fail"))],
+        {"decision": "block", "reason": "keep going\ntests fail\n\nremember X"},
+    ),
+    (
+        "subagent stop: rides along even after the default block reason",
+        "SubagentStop",
+        [("a", R(block=True)), ("b", R(reason="remember X"))],
+        {"decision": "block", "reason": "Blocked by an omcm plugin.\n\nremember X"},
+    ),
+    ("stop: a non-blocking reason alone is dropped", "Stop", [("a", R(reason="remember X"))], None),
+    (
+        "post tool: a non-blocking reason does not ride along",
+        "PostToolUse",
+        [("a", R(reason="remember X")), ("b", R(block=True, reason="bad"))],
+        {"decision": "block", "reason": "bad"},
+    ),
     ("pre compact drops system message", "PreCompact", [("a", R(system_message="x"))], None),
     (
         "stop failure output is ignored by Claude Code",

@@ -5,7 +5,9 @@ A pure function, mirroring how Claude Code itself merges parallel hooks:
 - permission (PreToolUse): most restrictive wins, deny > defer > ask > allow;
   the reasons of the plugins that chose the winning decision are joined.
 - ``continue: false`` from any plugin wins over every decision; stop reasons joined.
-- block (``decision: "block"``): any plugin blocking blocks; reasons joined.
+- block (``decision: "block"``): any plugin blocking blocks; reasons joined. On
+  Stop and SubagentStop the reasons of plugins that did not block are appended
+  to the block reason (context for the continuation) and dropped when nobody blocks.
 - additional_context and system_message: joined with a blank line, in the order
   the answers are given (the dispatcher gives them in plugin-name order), then
   capped at Claude Code's 10,000 characters.
@@ -36,6 +38,8 @@ _CONTEXT_EVENTS = frozenset(
 _BLOCK_EVENTS = frozenset(
     {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact"}
 )
+# Events where a non-blocking reason rides along with another plugin's block reason.
+_RIDE_ALONG_EVENTS = frozenset({"Stop", "SubagentStop"})
 # Events whose systemMessage Claude Code discards.
 _NO_SYSTEM_MESSAGE = frozenset({"Notification", "PreCompact", "PostCompact", "SessionEnd", "StopFailure"})
 # Events where continue/stopReason mean nothing (side effects only).
@@ -86,7 +90,10 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[di
         blockers = [r for _, r in answers if r.block]
         if blockers:
             out["decision"] = "block"
-            out["reason"] = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
+            reason = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
+            if event_name in _RIDE_ALONG_EVENTS:
+                reason = "\n\n".join([reason] + [r.reason for _, r in answers if not r.block and r.reason])
+            out["reason"] = reason
 
     if event_name in _CONTEXT_EVENTS:
         context = _join([r.additional_context or "" for _, r in answers])
