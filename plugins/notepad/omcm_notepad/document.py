@@ -3,7 +3,8 @@
 A line that is exactly ``## Priority Context``, ``## Working Memory`` or
 ``## MANUAL`` (any case, surrounding spaces allowed) starts that section; any
 other ``## `` line starts an unknown section. Text before the first section,
-unknown sections, repeated section headers and MANUAL are kept verbatim and
+unknown sections, repeated section headers, MANUAL and everything after it
+(a code sample in MANUAL may show a section header) are kept verbatim and
 never changed. Inside Working Memory a line ``### YYYY-MM-DD HH:MM`` starts an
 entry. Text is decoded with ``surrogateescape`` so that bytes that are not
 UTF-8 survive too; ``render(parse(x)) == x`` for every ``x``.
@@ -31,7 +32,7 @@ COMMENTS = {
 TITLE = "# Notepad\n<!-- Managed by omcm (omcm notepad show). Edits anywhere are kept; MANUAL is never touched. -->\n"
 
 
-@attrs.define
+@attrs.define(eq=False)  # two entries with the same text are still two entries
 class Entry:
     """A Working Memory entry: its ``### stamp`` line and every line up to the next entry."""
 
@@ -111,7 +112,8 @@ def parse(text: str) -> Document:
     for line in text.splitlines(keepends=True):
         name = _name_of(line)
         if name is not None:
-            managed = name != "?" and name not in seen
+            # After MANUAL everything is the user's (a code sample there may show a header).
+            managed = name != "?" and name not in seen and MANUAL not in seen
             seen.add(name)
             doc.blocks.append(Block(name if managed else None, [line]))
         else:

@@ -15,7 +15,7 @@ Memory, then MANUAL); the other sections do not move.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Optional
+from typing import Sequence
 
 from omcm_notepad.document import COMMENTS, MANUAL, PRIORITY, STAMP, TITLE, WORKING, Block, Document, Entry, parse
 
@@ -112,14 +112,14 @@ def size(doc: Document) -> int:
     return len(doc.render().encode("utf-8", "surrogateescape"))
 
 
-def cap(doc: Document, max_bytes: int, keep_last: Optional[Entry] = None) -> list:
-    """Drop the oldest dated entries (``keep_last`` last) until the file fits; returns them."""
+def cap(doc: Document, max_bytes: int, keep_last: Sequence[Entry] = ()) -> list:
+    """Drop the oldest dated entries (those in ``keep_last`` last) until the file fits; returns them."""
     block = doc.section(WORKING)
-    dropped = []
+    dropped: list = []
     if block is None or size(doc) <= max_bytes:
         return dropped
-    dated = sorted((e for e in block.entries if e.when is not None and e is not keep_last), key=lambda e: e.when)
-    for entry in dated + ([keep_last] if keep_last is not None else []):
+    dated = sorted((e for e in block.entries if e.when is not None and e not in keep_last), key=lambda e: e.when)
+    for entry in dated + list(keep_last):
         if size(doc) <= max_bytes:
             break
         block.entries.remove(entry)
