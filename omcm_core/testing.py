@@ -105,35 +105,37 @@ def assert_valid_response(event_name: str, response: Any) -> None:
 
     ``response`` is the parsed stdout (None for empty stdout).
     """
-    from omcm_core._runtime import merge
+    from omcm_core.events import TEXT_CAP, spec_for
 
     if response is None:
         return
     assert isinstance(response, dict), f"stdout must be a JSON object, got {type(response).__name__}"
     allowed_top = {"continue", "stopReason", "systemMessage", "suppressOutput", "decision", "reason", "hookSpecificOutput"}
     assert set(response) <= allowed_top, f"unexpected keys {set(response) - allowed_top}"
+    spec = spec_for(event_name)
+    assert spec is not None, f"omcm answers nothing to {event_name}"
     if "decision" in response:
-        assert event_name in merge._BLOCK_EVENTS and response["decision"] == "block"
+        assert spec.block and response["decision"] == "block"
         assert isinstance(response.get("reason"), str) and response["reason"]
     if "continue" in response:
-        assert response["continue"] is False and event_name not in merge._NO_CONTINUE
+        assert response["continue"] is False and spec.halt
     if "systemMessage" in response:
-        assert event_name not in merge._NO_SYSTEM_MESSAGE
-        assert isinstance(response["systemMessage"], str) and len(response["systemMessage"]) <= merge.TEXT_CAP
+        assert spec.system_message
+        assert isinstance(response["systemMessage"], str) and len(response["systemMessage"]) <= TEXT_CAP
     specific = response.get("hookSpecificOutput")
     if specific is not None:
         assert specific.get("hookEventName") == event_name, "hookSpecificOutput needs hookEventName"
         allowed = {"hookEventName"}
-        if event_name in merge._CONTEXT_EVENTS:
+        if spec.context:
             allowed.add("additionalContext")
-        if event_name == "PreToolUse":
+        if spec.permission:
             allowed |= {"permissionDecision", "permissionDecisionReason", "updatedInput"}
             decision = specific.get("permissionDecision")
             assert decision in (None, "allow", "deny", "ask", "defer")
             if decision in ("deny", "defer"):
                 assert "updatedInput" not in specific
         assert set(specific) <= allowed, f"keys not valid for {event_name}: {set(specific) - allowed}"
-        assert len(specific.get("additionalContext", "")) <= merge.TEXT_CAP
+        assert len(specific.get("additionalContext", "")) <= TEXT_CAP
 
 
 class Dispatcher:

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import PayloadError, parse_event
+from omcm_core.events import EVENTS
 from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
 
 
