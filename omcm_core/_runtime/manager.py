@@ -54,6 +54,8 @@ class Failure:
     version: str
     kind: str  # "raised", "timeout", "garbage"
     detail: str
+    #: ``Manager.code_id`` of the plugin when it failed; its breaker closes when that changes.
+    code: str = ""
 
 
 def _split(value: Optional[str]) -> Optional[set[str]]:
@@ -145,6 +147,12 @@ class Manager:
     def enabled(self) -> list[PluginInfo]:
         return [info for info in self.infos.values() if info.enabled]
 
+    def broken(self) -> dict[str, str]:
+        """Plugins that are installed and selected but could not be loaded -> why."""
+        return {
+            i.name: i.why for i in self.infos.values() if not i.enabled and i.why.startswith(("import failed", "invalid"))
+        }
+
     def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
         """``(plugin name, function, argnames)`` for ``hook``, in plugin-name order."""
         caller = getattr(self.pm.hook, hook, None)
@@ -157,26 +165,51 @@ class Manager:
         info = self.infos.get(plugin)
         return info.version if info else ""
 
+    def code_id(self, plugin: str) -> str:
+        """The plugin's version plus a digest of its source files' paths, sizes and mtimes.
+
+        Changes when its code does (a new release, an edited editable install),
+        which closes its circuit breaker. Computed only on the failure path.
+        """
+        import hashlib
+        import sys
+        from pathlib import Path
+
+        obj = self.pm.get_plugin(plugin)
+        module = obj if hasattr(obj, "__file__") else sys.modules.get(type(obj).__module__)
+        filename = getattr(module, "__file__", None)
+        digest = hashlib.sha256()
+        if filename:
+            path = Path(filename)
+            files = sorted(path.parent.rglob("*.py"))[:2000] if path.name == "__init__.py" else [path]
+            for file in files:
+                try:
+                    st = file.stat()
+                except OSError:
+                    continue
+                digest.update(f"{file}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        return f"{self.version_of(plugin)}:{digest.hexdigest()[:16]}"
+
     # -- calling ------------------------------------------------------------------
     def call(
         self,
         hook: str,
+        chosen: Sequence[tuple[str, Callable[..., Any], tuple]],
         arguments: Mapping[str, Any],
         budget_s: float,
-        skip: Callable[[str], bool] = lambda name: False,
         ctx_for: Optional[Callable[[str], Any]] = None,
         on_timeout: Callable[[str], None] = lambda name: None,
     ) -> CallReport:
-        """Call every implementation of ``hook`` in isolation.
+        """Call each of ``chosen`` (from :meth:`implementations`) for ``hook`` in isolation.
 
         :param arguments: the hook arguments except ``ctx``.
         :param ctx_for: builds the per-plugin ``ctx`` argument.
+        :param on_timeout: runs after a plugin overran, before the next starts.
         :return: the non-None Results in plugin-name order, the failures, who
             succeeded and how long each plugin took.
         """
         report = CallReport()
         answers, failures, succeeded = report.answers, report.failures, report.succeeded
-        chosen = [(name, function, argnames) for name, function, argnames in self.implementations(hook) if not skip(name)]
 
         def bind(function: Callable[..., Any], argnames: tuple, name: str) -> Callable[[], Any]:
             def call() -> Any:
@@ -209,7 +242,7 @@ class Manager:
                 _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
                 continue
             detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
-            failures.append(Failure(plugin=name, version=version, kind=status, detail=detail))
+            failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
             _log.error(
                 "plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000]
             )
@@ -223,7 +256,7 @@ def result_problem(result: Result) -> Optional[str]:
     value would otherwise make the merge (or ``json.dumps``) fail and silence
     every other plugin's answer.
     """
-    for name in ("block", "stop"):
+    for name in ("block", "halt"):
         value = getattr(result, name)
         if value is not None and not isinstance(value, bool):
             return f"{name} must be a boolean, got {type(value).__name__}"
@@ -238,6 +271,3 @@ def result_problem(result: Result) -> Optional[str]:
             return f"updated_input is not JSON: {exc}"
     return None
 
-
-def plugin_names(infos: Sequence[PluginInfo]) -> list[str]:
-    return [i.name for i in infos]
