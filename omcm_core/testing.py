@@ -10,7 +10,8 @@ Fixtures:
 
 Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`post_tool_payload`, :func:`session_start_payload`,
-:func:`session_end_payload`, :func:`user_prompt_payload`.
+:func:`session_end_payload`, :func:`user_prompt_payload`; :func:`event_from`
+turns a payload into the event record a hook receives.
 
 End to end, through a real subprocess as Claude Code would run it:
 :func:`run_hook`.
@@ -98,6 +99,13 @@ def session_end_payload(reason: str = "other", session_id: str = DEFAULT_SESSION
 
 def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
+
+
+def event_from(payload: Mapping[str, Any]) -> Any:
+    """The event record the core would pass to a hook for ``payload`` (None if omcm has no hook for it)."""
+    from omcm_core._runtime.payload import parse_event
+
+    return parse_event(dict(payload))
 
 
 def assert_valid_response(event_name: str, response: Any) -> None:
