@@ -30,6 +30,12 @@ Rules every hook shares:
   overruns is skipped and logged with its name and version; the others still
   answer. Three failures in a row open the plugin's circuit breaker for a while
   (``omcm doctor`` shows it).
+- Order: ``@hookimpl(tryfirst=True)`` runs (and its answer counts, e.g. for
+  the first ``updated_input`` and the order of joined context) before the
+  others, ``trylast=True`` after them; within each group, plugin-name order.
+  Hook wrappers (``wrapper=True`` or ``hookwrapper=True``) are refused: the
+  plugin is not loaded and ``omcm plugins`` says why, since the core calls
+  each plugin on its own and there is no call chain to wrap.
 - Never print to stdout: stdout is Claude Code's protocol channel. The core
   sends anything printed there to stderr.
 - Every tool call waits for ``pre_tool``: keep it to a few milliseconds and

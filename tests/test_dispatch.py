@@ -183,3 +183,38 @@ def test_a_fail_closed_guard_kept_out_by_its_breaker_still_denies(omcm_dispatch,
     from omcm_core._runtime.breaker import reset_breaker
 
     assert reset_breaker(omcm_home, "guard") and not reset_breaker(omcm_home, "guard")
+
+
+def test_tryfirst_and_trylast_order_the_answers(omcm_dispatch):
+    class First:
+        @hookimpl(tryfirst=True)
+        def pre_tool(self, event):
+            return Result(additional_context="first")
+
+    class Last:
+        @hookimpl(trylast=True)
+        def pre_tool(self, event):
+            return Result(additional_context="last")
+
+    dispatch = omcm_dispatch(names={"a-last": Last(), "m-ctx": Context(), "z-first": First()})
+    assert dispatch(pre_tool_payload("Edit"))["hookSpecificOutput"]["additionalContext"] == "first\n\nctx:Edit\n\nlast"
+
+
+def test_a_hook_wrapper_is_refused_loudly():
+    import pytest
+
+    from omcm_core._runtime.manager import Manager
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def pre_tool(self, event):
+            return (yield)
+
+    manager = Manager()
+    info = manager.register(Wrapper(), name="wrapper")
+    assert not info.enabled and "hook wrappers are not supported (pre_tool)" in info.why
+    assert manager.implementations("pre_tool") == [] and "wrapper" in manager.broken()
+    with pytest.raises(ValueError, match="wrapper"):
+        from omcm_core.testing import Dispatcher
+
+        Dispatcher({"wrapper": Wrapper()}, {})

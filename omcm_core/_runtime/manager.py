@@ -2,7 +2,9 @@
 
 pluggy stops at the first exception and cannot time a call, so the manager
 drives each plugin's hookimpl itself (as devpi and llm do): one plugin at a
-time, in plugin-name order, each with a time budget (``omcm_core._runtime.budget``). A
+time, in plugin-name order (``tryfirst`` implementations before the rest,
+``trylast`` ones after; hook wrappers are refused: there is no call chain to
+wrap), each with a time budget (``omcm_core._runtime.budget``). A
 plugin that fails to import, raises, returns something that is not a Result,
 or overruns is skipped and logged with its name and version; the others still
 answer.
@@ -135,6 +137,18 @@ class Manager:
             info.enabled, info.why = False, f"invalid plugin: {exc}"
             _log.error("plugin_invalid", plugin=info.name, version=info.version, error=str(exc))
             return
+        wrappers = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(plugin) or ()
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and (impl.hookwrapper or getattr(impl, "wrapper", False))
+        )
+        if wrappers:
+            # Each plugin is called on its own, timed and isolated: there is no call chain to wrap.
+            self.pm.unregister(plugin)
+            info.enabled, info.why = False, f"invalid plugin: hook wrappers are not supported ({', '.join(wrappers)})"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
+            return
         info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
         unknown = [h for h in info.hooks if not getattr(self.pm.hook, h).has_spec()]
         if unknown:
@@ -154,12 +168,12 @@ class Manager:
         }
 
     def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
-        """``(plugin name, function, argnames)`` for ``hook``, in plugin-name order."""
+        """``(plugin name, function, argnames)`` for ``hook``: ``tryfirst`` ones, the rest, ``trylast`` ones, each in name order."""
         caller = getattr(self.pm.hook, hook, None)
         if caller is None:
             return []
-        impls = [i for i in caller.get_hookimpls() if not (i.hookwrapper or getattr(i, "wrapper", False))]
-        return sorted(((i.plugin_name, i.function, tuple(i.argnames)) for i in impls), key=lambda t: t[0])
+        impls = sorted(caller.get_hookimpls(), key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, i.plugin_name))
+        return [(i.plugin_name, i.function, tuple(i.argnames)) for i in impls]
 
     def version_of(self, plugin: str) -> str:
         info = self.infos.get(plugin)
