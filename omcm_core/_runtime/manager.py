@@ -20,6 +20,7 @@ from attrs import define, field
 
 from omcm_core import hookspecs
 from omcm_core._runtime.budget import run_in_order
+from omcm_core._runtime.merge import result_problem
 from omcm_core.log import get_logger
 from omcm_core.records import Result
 
@@ -223,7 +224,6 @@ class Manager:
             succeeded and how long each plugin took.
         """
         report = CallReport()
-        answers, failures, succeeded = report.answers, report.failures, report.succeeded
 
         def bind(function: Callable[..., Any], argnames: tuple, name: str) -> Callable[[], Any]:
             def call() -> Any:
@@ -242,46 +242,30 @@ class Manager:
         )
         for (name, _function, _argnames), (status, value, elapsed_ms) in zip(chosen, outcomes):
             report.timings_ms[name] = elapsed_ms
-            version = self.version_of(name)
-            if status == "ok" and value is not None and not isinstance(value, Result):
-                status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
-            elif status == "ok" and value is not None:
-                problem = result_problem(value)
-                if problem:
-                    status, value = "garbage", f"returned a Result that cannot be rendered: {problem}"
-            if status == "ok":
-                succeeded.append(name)
-                if value is not None:
-                    answers.append((name, value))
-                _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
-                continue
-            detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
-            failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
-            _log.error(
-                "plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000]
-            )
+            self._file(report, hook, name, _checked(status, value), elapsed_ms)
         return report
 
+    def _file(self, report: CallReport, hook: str, name: str, outcome: tuple, elapsed_ms: float) -> None:
+        """Put one plugin's checked outcome in the report (an answer, a success, or a logged failure)."""
+        status, value = outcome
+        if status == "ok":
+            report.succeeded.append(name)
+            if value is not None:
+                report.answers.append((name, value))
+            _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
+            return
+        version = self.version_of(name)
+        detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
+        report.failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
+        _log.error("plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000])
 
-def result_problem(result: Result) -> Optional[str]:
-    """Why ``result`` cannot go into Claude Code's JSON answer, or None.
 
-    attrs validates the text fields; these are the ones it does not, and one bad
-    value would otherwise make the merge (or ``json.dumps``) fail and silence
-    every other plugin's answer.
-    """
-    for name in ("block", "halt"):
-        value = getattr(result, name)
-        if value is not None and not isinstance(value, bool):
-            return f"{name} must be a boolean, got {type(value).__name__}"
-    if result.updated_input is not None:
-        if not isinstance(result.updated_input, dict):
-            return f"updated_input must be a dict, got {type(result.updated_input).__name__}"
-        import json
-
-        try:
-            json.dumps(result.updated_input, allow_nan=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            return f"updated_input is not JSON: {exc}"
-    return None
-
+def _checked(status: str, value: Any) -> tuple:
+    """A plugin's return value that is neither None nor a renderable Result becomes a "garbage" failure."""
+    if status == "ok" and value is not None and not isinstance(value, Result):
+        return "garbage", f"returned {type(value).__name__}, not Result or None"
+    if status == "ok" and value is not None:
+        problem = result_problem(value)
+        if problem:
+            return "garbage", f"returned a Result that cannot be rendered: {problem}"
+    return status, value

@@ -105,3 +105,26 @@ def dropped_fields(event_name: str, result: Result) -> list[str]:
         "halt": spec is not None and spec.halt,
     }
     return [name for name, shown in renders.items() if getattr(result, name) not in (None, False, "") and not shown]
+
+
+def result_problem(result: Result) -> Optional[str]:
+    """Why ``result`` cannot go into Claude Code's JSON answer, or None.
+
+    attrs validates the text fields; these are the ones it does not, and one bad
+    value would otherwise make the merge (or ``json.dumps``) fail and silence
+    every other plugin's answer.
+    """
+    for name in ("block", "halt"):
+        value = getattr(result, name)
+        if value is not None and not isinstance(value, bool):
+            return f"{name} must be a boolean, got {type(value).__name__}"
+    if result.updated_input is not None:
+        if not isinstance(result.updated_input, dict):
+            return f"updated_input must be a dict, got {type(result.updated_input).__name__}"
+        import json
+
+        try:
+            json.dumps(result.updated_input, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"updated_input is not JSON: {exc}"
+    return None
