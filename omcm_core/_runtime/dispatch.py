@@ -149,8 +149,9 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[St
     from omcm_core._runtime.merge import merge
     from omcm_core.events import EVENTS
 
-    plugins = manager.implementations(EVENTS[event.hook_event_name].hook)
-    if not plugins and not manager.broken():
+    spec = EVENTS[event.hook_event_name]
+    plugins = manager.implementations(spec.hook)
+    if not plugins and not (spec.permission and manager.broken()):  # a guard that did not load may still deny
         return EMPTY
     call = _Call(event, env, home, keeper)
     try:
