@@ -218,3 +218,12 @@ def test_a_hook_wrapper_is_refused_loudly():
         from omcm_core.testing import Dispatcher
 
         Dispatcher({"wrapper": Wrapper()}, {})
+
+
+def test_listing_or_resetting_breakers_creates_no_store(tmp_path):
+    from omcm_core._runtime.breaker import open_breakers, reset_breaker
+
+    home = tmp_path / "fresh-home"
+    assert open_breakers(home, None, {"OMCM_HOME": str(home)}) == set()
+    assert reset_breaker(home, "anything") is False
+    assert not home.exists()

@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, Optional
 from attrs import frozen
 
 from omcm_core.redact import mask
-from omcm_core.store import Store
+from omcm_core.store import DB_NAME, Store
 
 MIGRATIONS = [
     """
@@ -136,6 +136,8 @@ def _breaker(home: Path, project: Optional[Path], env: Mapping[str, str], store:
 
 def reset_breaker(home: Path, plugin: str) -> bool:
     """``omcm plugins reset NAME``: close the plugin's breaker now; False if it had none."""
+    if not (home / DB_NAME).exists():
+        return False  # nothing ever failed here; do not create a store to say so
     store = Store(home)
     try:
         return Breaker(store).reset(plugin)
@@ -145,6 +147,8 @@ def reset_breaker(home: Path, plugin: str) -> bool:
 
 def open_breakers(home: Path, project: Optional[Path], env: Mapping[str, str]) -> set[str]:
     """The plugins an open breaker keeps out right now (``omcm plugins`` shows them as "breaker open")."""
+    if not (home / DB_NAME).exists():
+        return set()
     store = Store(home)
     try:
         return {row["plugin"] for row in _breaker(home, project, env, store).rows() if row["open"]}
