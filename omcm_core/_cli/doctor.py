@@ -58,7 +58,8 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         problems.append(f"{home} is readable by others; run chmod 700 on it")
     plugins = []
     for info in manager.infos.values():
-        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why})
+        status = "enabled" if info.enabled else f"disabled: {info.why}"
+        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why, "status": status})
         if not info.enabled and info.why.startswith(("import failed", "invalid")):
             problems.append(f"plugin {info.name} {info.version}: {info.why}")
     out["plugins"] = plugins
@@ -80,6 +81,9 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         core = config.section("core", CoreConfig)
         breakers = Breaker(store, core.breaker_threshold, core.breaker_cooldown_s).rows()
         out["breakers"] = breakers
+        for entry in plugins:
+            if entry["enabled"] and any(row["open"] and row["plugin"] == entry["name"] for row in breakers):
+                entry["status"] = "breaker open"
         for row in breakers:
             if row["open"]:
                 problems.append(f"plugin {row['plugin']} is switched off by its circuit breaker: {row['last_error']}")

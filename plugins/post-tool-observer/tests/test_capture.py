@@ -1,6 +1,6 @@
 """Per-tool compression, truncation and metadata (seed 003 §3, §6)."""
 
-from omcm_core._runtime.payload import parse_event
+from omcm_core.testing import event_from as parse_event
 from omcm_post_tool_observer.capture import MARKER, observation, output_and_metadata, truncate
 
 
