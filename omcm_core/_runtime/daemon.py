@@ -190,8 +190,8 @@ class Daemon:
             outcome = dispatch.handle(request.raw, request.event or None, request.env, keeper=self.keeper)
         self.served += 1
         self.last_activity = time.monotonic()
-        if _overran():
-            # A plugin thread still runs (perhaps in C code holding the GIL): retire, so no
+        if outcome.overran:
+            # Its thread may still run (perhaps in C code holding the GIL): retire, so no
             # other session's call waits behind it; the next call starts a fresh dispatcher.
             _log.warning("daemon_retiring_after_overrun", served=self.served)
             self.stopping.set()

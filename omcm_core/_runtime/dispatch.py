@@ -31,6 +31,8 @@ class Outcome:
     exit_code: int = 0
     #: Trace lines for people (OMCM_TRACE_PLUGINS=1); Claude Code ignores stderr on exit 0.
     stderr: bytes = b""
+    #: A plugin overran its budget (its thread may still run): the warm dispatcher retires.
+    overran: bool = False
 
 
 EMPTY = Outcome()
@@ -243,9 +245,10 @@ def _handle(raw, argv_event, env, home, manager_factory, started, keeper) -> Out
         ms=round((time.perf_counter() - started) * 1000, 3),
     )
     trace = _trace(name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
+    overran = any(f.kind == "timeout" for f in failures)
     if response is None:
-        return Outcome(stderr=trace)
-    return Outcome(stdout=json.dumps(response).encode("ascii"), stderr=trace)
+        return Outcome(stderr=trace, overran=overran)
+    return Outcome(stdout=json.dumps(response).encode("ascii"), stderr=trace, overran=overran)
 
 
 def _trace(event_name: str, report) -> bytes:
