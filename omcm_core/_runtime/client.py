@@ -9,14 +9,18 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
 (~0.4 ms), compiling this file instead of loading its bytecode (~0.8 ms).
 
 1. If a warm dispatcher (``omcm_core._runtime.daemon``) listens on this installation's
-   socket, the payload goes there and the answer comes back (a few ms).
-2. Otherwise it starts one in the background for the next call and answers
-   this call in process, with the same code (``omcm_core._runtime.dispatch.handle``),
-   so both paths give identical answers.
+   socket, in a folder verified to be ours (owner, mode 0700, not a symlink) and
+   run by our uid (SO_PEERCRED), the call goes there (see ``wire.py`` for the
+   protocol) with the environment subset a call may depend on (``wire.call_env``,
+   never the whole environment), the umask and the working directory.
+2. Otherwise, or when the dispatcher did not accept the call (busy, stopping,
+   stopped, past the deadline, reset), it answers in process with the same code
+   (``omcm_core._runtime.dispatch.handle``), so both paths give identical answers,
+   and starts a dispatcher for the next call if none runs (``starter.py``).
 
-A request the daemon accepted is never run twice: if the daemon fails after
-accepting, the client answers nothing (fail open) instead of re-running
-plugins in process. Set ``OMCM_DAEMON=0`` to always answer in process.
+A call the dispatcher accepted is never run twice: if its answer never comes,
+the client logs ``daemon_answer_lost`` and answers nothing (fail open).
+Set ``OMCM_DAEMON=0`` to always answer in process.
 """
 
 import sys
@@ -214,7 +218,10 @@ def ask(environ: dict, event: bytes, env: dict, raw: bytes):
     problem = socket_problem(path)
     if problem:
         return None, problem, False
-    accept_s = int(environ.get(b"OMCM_DAEMON_ACCEPT_MS", b"750")) / 1000
+    try:
+        accept_s = int(environ.get(b"OMCM_DAEMON_ACCEPT_MS", b"750")) / 1000
+    except ValueError:
+        accept_s = ACCEPT_S
     accept_by = _monotonic() + accept_s
     request = wire.encode_request(wire.CALL, event, env, raw, _os.getcwdb(), _umask(), accept_by)
     try:

@@ -1,16 +1,20 @@
 """The warm dispatcher: plugin manager, config code and store open, reached by a socket.
 
 Started on demand by the hook client (``omcm daemon run``), one per
-installation (interpreter, PYTHONPATH, OMCM_HOME), never two at once (an
-exclusive lock beside the socket), owner-only (socket in a 0700 folder, mode
-0600, peer uid checked on Linux). It exits after ``OMCM_DAEMON_IDLE_S``
-seconds without work (default 300), and as soon as the installed plugins or
-omcm's own code change on disk, so the next call starts a fresh one.
+installation (interpreter folder and version, omcm_core's folder, PYTHONPATH,
+OMCM_HOME), never two at once (an exclusive lock beside the socket, handed down
+by the client that starts it), owner-only (socket in a 0700 folder, mode 0600,
+peer uid checked on Linux). It exits after ``OMCM_DAEMON_IDLE_S`` seconds
+without work (default 300), as soon as omcm's or a loaded plugin's code changes
+on disk, and after a call in which a plugin overran its budget (its thread may
+hold the GIL); before exiting it refuses every queued connection and finishes
+the calls in flight, so no call is dropped (the protocol is in ``wire.py``).
 
-Requests are answered one at a time by :func:`omcm_core._runtime.dispatch.handle` with
-the caller's environment, exactly as in process. A caller that would wait more
-than ``OMCM_DAEMON_QUEUE_MS`` (default 250) for its turn is told to answer in
-process instead, so one slow plugin never queues the whole session.
+Requests are answered one at a time by :func:`omcm_core._runtime.dispatch.handle`
+under the caller's umask, working directory and environment subset
+(``callstate.py``), exactly as in process. A caller that would wait more than
+``OMCM_DAEMON_QUEUE_MS`` (default 250) for its turn, or past its deadline, is
+told to answer in process instead, so one slow plugin never queues the session.
 """
 
 from __future__ import annotations
