@@ -23,7 +23,6 @@ import contextlib
 import os
 import socket
 import struct
-import sys
 import threading
 import time
 from pathlib import Path
@@ -31,39 +30,12 @@ from typing import Optional
 
 from omcm_core._runtime import callstate, dispatch, wire
 from omcm_core._runtime.client import socket_path, socket_problem
+from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 
 _log = get_logger(component="daemon")
-
-
-def _code_roots() -> set:
-    """Top-level names of omcm's packages and of every loaded plugin's module."""
-    roots = set()
-    for manager in list(dispatch._managers.values()):
-        for plugin in manager.pm.get_plugins():
-            module = plugin.__name__ if isinstance(plugin, type(sys)) else getattr(plugin, "__module__", "") or ""
-            roots.add(module.split(".")[0])
-    return roots
-
-
-def _fingerprint() -> tuple:
-    """mtimes of everything whose change must restart the daemon."""
-    stamps = []
-    cwd = os.getcwd()
-    for entry in sys.path:
-        if entry in ("", cwd):
-            continue  # -m puts the working directory first; it is not where plugins live
-        with contextlib.suppress(OSError):
-            stamps.append((entry, os.stat(entry or ".").st_mtime_ns))
-    roots = _code_roots()
-    for name, module in list(sys.modules.items()):
-        root = name.split(".")[0]
-        if (root.startswith("omcm") or root in roots) and getattr(module, "__file__", None):
-            with contextlib.suppress(OSError):
-                stamps.append((module.__file__, os.stat(module.__file__).st_mtime_ns))
-    return tuple(sorted(stamps))
 
 
 def _overran() -> bool:
@@ -84,25 +56,10 @@ class Daemon:
         self.one_call_at_a_time = threading.Lock()
         self.last_activity = time.monotonic()
         self.stopping = threading.Event()
-        self.fingerprint: dict[str, int] = {}
-        self.started_ns = time.time_ns()
+        self.code = CodeWatch()
         self.served = 0
         self.in_flight: set = set()
         self.keeper = dispatch.StoreKeeper()
-
-    def _changed(self) -> list[str]:
-        """Files changed since start-up; a module first imported now counts only if newer."""
-        known = self.fingerprint
-        changed = []
-        for path, mtime in _fingerprint():
-            if path in known:
-                if known[path] != mtime:
-                    changed.append(path)
-            elif mtime >= self.started_ns:
-                changed.append(path)
-            else:
-                known[path] = mtime
-        return changed
 
     def serve(self, server: socket.socket) -> None:
         """Accept until idle or told to stop, then refuse the backlog and finish calls in flight."""
@@ -180,7 +137,7 @@ class Daemon:
         if self.stopping.is_set() or time.monotonic() > request.accept_by:
             conn.sendall(wire.encode_refusal("stopping" if self.stopping.is_set() else "late"))
             return None
-        changed = self._changed()
+        changed = self.code.changed()
         if changed:
             _log.info("daemon_code_changed_exit", served=self.served, changed=changed)
             self.stopping.set()
@@ -265,9 +222,7 @@ def run(env: Optional[dict] = None) -> int:
 
             payload.converter()
             daemon = Daemon(path, float(env.get("OMCM_DAEMON_IDLE_S", "300")), float(env.get("OMCM_DAEMON_QUEUE_MS", "250")))
-            daemon.started_ns = warm_start_ns
-            # Anything modified while we were loading shows up as changed on the first request.
-            daemon.fingerprint = {path: mtime for path, mtime in _fingerprint() if mtime < warm_start_ns}
+            daemon.code.start(warm_start_ns)
             server = _bind(path)
             if server is None:
                 return 1
