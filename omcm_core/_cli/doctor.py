@@ -107,10 +107,22 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         if isinstance(section, Mapping):
             out.setdefault("plugin_reports", {})[name] = dict(section)
             problems += [f"{name}: {p}" for p in section.get("problems", [])]
+    out["daemon"] = _daemon_report(env, problems)
     log_file = log.log_path() or home / "logs" / "omcm.jsonl"
     out["recent_errors"] = recent_errors(log_file)
     out["problems"] = problems
     return out
+
+
+def _daemon_report(env: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
+    """The warm dispatcher's socket, whether one answers there, and why it cannot be used."""
+    from omcm_core._runtime import client, daemon
+
+    path = client.socket_path(env)
+    problem = client.socket_problem(os.fsencode(path))
+    if problem:
+        problems.append(f"hooks answer in process (slow): {problem}")
+    return {"socket": path, "running": daemon.status(dict(env)) is not None, "problem": problem}
 
 
 def _per_plugin(manager: Manager, hook: str, **ctx_args: Any):

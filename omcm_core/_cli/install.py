@@ -74,10 +74,14 @@ def compile_client() -> None:
     PYTHONDONTWRITEBYTECODE leaves none, and compiling client.py then costs
     ~0.8 ms per hook. A read-only install keeps whatever it has.
     """
+    for name in ("client.py", "wire.py"):  # wire.py: the protocol module client.py imports
+        _compile(str(Path(__file__).resolve().parent.parent / "_runtime" / name))
+
+
+def _compile(source: str) -> None:
     import importlib.util
     import py_compile
 
-    source = str(Path(__file__).resolve().parent.parent / "_runtime" / "client.py")
     try:
         py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)
     except (OSError, py_compile.PyCompileError):

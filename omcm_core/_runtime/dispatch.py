@@ -39,6 +39,8 @@ class Reply:
     exit_code: int = 0
     #: Trace lines for people (OMCM_TRACE_PLUGINS=1); Claude Code ignores stderr on exit 0.
     stderr: bytes = b""
+    #: A plugin overran its budget (its thread may still run): the warm dispatcher retires.
+    overran: bool = False
 
 
 EMPTY = Reply()
@@ -177,7 +179,8 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[St
     )
     trace = _trace(call.spec.name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
     stdout = json.dumps(response).encode("ascii") if response is not None else b""
-    return Reply(stdout=stdout, stderr=trace)
+    overran = any(f.kind == "timeout" for f in report.failures)
+    return Reply(stdout=stdout, stderr=trace, overran=overran)
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
