@@ -29,7 +29,7 @@ from omcm_memory_rotation import layout
 MAX_SCAN = 256 * 1024 * 1024
 MAX_LINE = 8 * 1024 * 1024
 MAX_OUTPUT = 32 * 1024 * 1024
-_NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,47}$")
+_NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 
 
 def session_name(session_id: str) -> str:
