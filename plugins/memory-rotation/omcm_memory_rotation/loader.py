@@ -36,7 +36,7 @@ def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
             continue
         text = entry.get("content") if isinstance(entry, dict) and entry.get("role") == "assistant" else None
         if isinstance(text, str) and len(text) > 50 and text[:50] not in memory_text:
-            out.append(text[:200])
+            out.append(mask(text)[:200])  # mask, then cut
     return out
 
 

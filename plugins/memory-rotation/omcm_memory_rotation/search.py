@@ -44,8 +44,8 @@ def _summary_hits(folder: Path, entry: dict, q: str) -> list[dict]:
             if isinstance(item, dict) and q in " ".join(str(item.get(f, "")) for f in fields).lower():
                 found.append({"type": kind, "text": str(item.get(fields[0], ""))})
     if q in str(summary.get("overallSummary", "")).lower():
-        found.append({"type": "summary", "text": str(summary["overallSummary"])[:200]})
-    return [{"source": "L3 summaries", "file": entry["file"], "type": h["type"], "text": mask(h["text"])} for h in found]
+        found.append({"type": "summary", "text": str(summary["overallSummary"])})
+    return [{"source": "L3 summaries", "file": entry["file"], "type": h["type"], "text": mask(h["text"])[:200]} for h in found]
 
 
 def search(folder: Path, query: str, deep: bool, log) -> list[dict]:
