@@ -132,3 +132,16 @@ def test_secret_key_names(name, secret):
 def test_long_inputs_do_not_blow_up(hostile):
     # Each rule is bounded; a quadratic scan of these inputs would not finish in the suite's lifetime.
     assert isinstance(mask(hostile), str)
+
+
+def test_log_lines_are_masked_by_key_name_and_by_shape(tmp_path):
+    from omcm_core import log
+
+    log.configure(tmp_path, level="info")
+    try:
+        log.get_logger(plugin="t").info("login", password="plainvalue1", note="key AK" + "IA" + "ABCDEFGHIJKLMNOP", count=3)
+        text = (tmp_path / "logs" / "omcm.jsonl").read_text()
+    finally:
+        log.configure(None)
+    assert "plainvalue1" not in text and "ABCDEFGHIJKLMNOP" not in text
+    assert '"count": 3' in text and '"event": "login"' in text
