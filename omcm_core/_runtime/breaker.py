@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional
 
 from attrs import frozen
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask_head
 from omcm_core.store import DB_NAME, Store
 
 MIGRATIONS = [
@@ -99,7 +99,7 @@ class Breaker:
                 "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(plugin) DO UPDATE SET failures = excluded.failures, "
                 "opened_at = excluded.opened_at, last_error = excluded.last_error, version = excluded.version, "
                 "code = excluded.code, updated_at = excluded.updated_at",
-                (plugin, failures, opened_at, mask(error)[:2000], version, code, now),  # errors quote tool input
+                (plugin, failures, opened_at, mask_head(error, 2000), version, code, now),  # errors quote tool input
             )
         self._load()[plugin] = BreakerState(failures, opened_at, code)
         return failures

@@ -95,7 +95,9 @@ def read_event(raw: bytes, argv_event: Optional[str]) -> Any:
         payload = decode(raw)
         event = parse_event(payload, argv_event)
     except (ValueError, PayloadError) as exc:
-        _logger.error("bad_payload", error=str(exc)[:500], bytes=len(raw), argv_event=argv_event)
+        from omcm_core.redact import mask_head  # only on this error path: masking costs an import
+
+        _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
         return None
     if event is None:
         _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))

@@ -257,7 +257,9 @@ class Manager:
         version = self.version_of(name)
         detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
         report.failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
-        _log.error("plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000])
+        from omcm_core.redact import mask_head  # the detail quotes tool input; mask before the cut
+
+        _log.error("plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=mask_head(detail, 2000))
 
 
 def _checked(status: str, value: Any) -> tuple:
