@@ -245,7 +245,8 @@ def _handle(raw, argv_event, env, home, manager_factory, started, keeper) -> Out
         ms=round((time.perf_counter() - started) * 1000, 3),
     )
     trace = _trace(name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
-    overran = any(f.kind == "timeout" for f in failures)
+    # A plugin holding the GIL may finish before the timeout can fire: count its time too.
+    overran = any(f.kind == "timeout" for f in failures) or any(ms > budget_ms for ms in report.timings_ms.values())
     if response is None:
         return Outcome(stderr=trace, overran=overran)
     return Outcome(stdout=json.dumps(response).encode("ascii"), stderr=trace, overran=overran)
