@@ -2,7 +2,8 @@
 """Set-up and tasks for omcm developers, with nothing installed by hand.
 
     python3 dev.py demo     # the recorded demo session through `omcm hook`
-    python3 dev.py test     # the whole test suite
+    python3 dev.py test     # the whole test suite, on every core (pytest-xdist)
+    python3 dev.py test -m "not slow"   # the fast subset (pytest arguments pass through)
     python3 dev.py lint     # ruff (lint and format check) and mypy
     python3 dev.py matrix   # the tox matrix (Python 3.10-3.13 x plugin sets)
     python3 dev.py bench    # the latency benchmark (writes nothing to docs/)
@@ -108,6 +109,12 @@ def pyenv_bins() -> list[str]:
     return [os.path.join(root, "versions", ".".join(map(str, v)), "bin") for _, v in sorted(newest.items())]
 
 
+def pytest_args(rest: Sequence[str]) -> list[str]:
+    """Spread the tests over every core unless the caller chose (``-n 0`` runs in one process)."""
+    chose = any(a.startswith(("-n", "--numprocesses")) or a == "no:xdist" for a in rest)
+    return [*(rest or ["-q"]), *(() if chose else ("-n", "auto"))]
+
+
 def lint(rest: Sequence[str]) -> int:
     """ruff's lint and format check, then mypy; every one runs, the worst code is returned."""
     paths = list(rest) or ["."]
@@ -131,7 +138,7 @@ def main(argv: list[str]) -> int:
     if task == "demo":
         return run(str(PY), str(ROOT / "demo" / "run_demo.py"), *rest)
     if task == "test":
-        return run(str(PY), "-m", "pytest", *(rest or ["-q"]))
+        return run(str(PY), "-m", "pytest", *pytest_args(rest))
     if task == "lint":
         return lint(rest)
     if task == "matrix":

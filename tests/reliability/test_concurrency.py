@@ -13,7 +13,10 @@ import time
 import uuid
 from collections import Counter
 
+import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, spawn_hook, sqlite_check, sqlite_rows
+
+pytestmark = pytest.mark.slow
 
 PLUGINS = ["rel-answer", "rel-counter", "rel-rows"]
 SAME_SESSION = 40  # processes on one session per round
