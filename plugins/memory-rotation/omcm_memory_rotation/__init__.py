@@ -40,9 +40,9 @@ def count_use(store, session_id: str) -> int:
 
 def check(folder, settings, log) -> list[str]:
     """Rotate (or on the first check, split a legacy file) when due; returns new archives."""
-    from omcm_memory_rotation import index, layout, legacy, rotation
+    from omcm_memory_rotation import index, legacy, rotation
 
-    layout.ensure_structure(folder)
+    index.ensure_structure(folder)
     data = index.reconcile(folder, log)
     if not data["rotatedFiles"]:
         archives = legacy.migrate(folder, settings, log)
@@ -70,13 +70,13 @@ def post_tool(event, ctx):
 
 @hookimpl
 def session_start(event, ctx):
-    from omcm_memory_rotation import layout, loader
+    from omcm_memory_rotation import index, loader
 
     folder = _folder(ctx)
     if folder is None:
         ctx.log.info("no_project_dir")
         return None
-    layout.ensure_structure(folder)
+    index.ensure_structure(folder)
     text = loader.context(folder, ctx.log)
     return Result(additional_context=text) if text else None
 

@@ -23,6 +23,14 @@ def write(folder: Path, data: dict) -> None:
     atomic_write_json(folder / INDEX_FILE, data, mode=0o644)
 
 
+def ensure_structure(folder: Path) -> None:
+    """The memory folder with its sessions/ and logs/ and an empty index, made if missing."""
+    for sub in (folder, folder / "sessions", folder / "logs"):
+        sub.mkdir(parents=True, exist_ok=True)
+    if not (folder / INDEX_FILE).exists():
+        write(folder, empty())
+
+
 def _valid(data: Any) -> bool:
     return (
         isinstance(data, dict)
@@ -115,4 +123,4 @@ def pending(data: dict) -> list[str]:
     return [e["file"] for e in data["rotatedFiles"] if not e.get("summaryGenerated")]
 
 
-__all__ = ["ARCHIVE_PREFIX", "empty", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]
+__all__ = ["ARCHIVE_PREFIX", "empty", "ensure_structure", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]
