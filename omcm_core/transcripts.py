@@ -45,16 +45,31 @@ def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) 
     return payload
 
 
-def transcript_entries(path: Path) -> Iterator[dict]:
-    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+def read_jsonl(path: Path, max_bytes: Optional[int] = None) -> Iterator[dict]:
+    """The JSON objects of a JSONL file, one per line, in file order; other and damaged lines are skipped.
+
+    With ``max_bytes`` only the file's last ``max_bytes`` are read, less the
+    line the window cuts (logs and transcripts grow without bound). ``OSError``
+    from opening the file reaches the caller.
+    """
+    with open(path, "rb") as fh:
+        if max_bytes is not None:
+            start = max(0, fh.seek(0, 2) - max_bytes)
+            fh.seek(max(0, start - 1))
+            if start and fh.read(1) != b"\n":
+                fh.readline()  # the rest of the cut line
+        for raw in fh:
             try:
-                entry = json.loads(line)
+                entry = json.loads(raw.decode("utf-8", "replace"))
             except ValueError:
                 continue
             if isinstance(entry, dict):
                 yield entry
+
+
+def transcript_entries(path: Path) -> Iterator[dict]:
+    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
+    return read_jsonl(path)
 
 
 def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:

@@ -43,24 +43,14 @@ def _mode(path: Path) -> str:
 
 
 def recent_errors(log_file: Path, limit: int = 10) -> list[dict]:
+    """The newest error lines of the log, newest first, from its last 256 KiB."""
+    from omcm_core.transcripts import read_jsonl
+
     try:
-        with open(log_file, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 256 * 1024))
-            lines = fh.read().decode("utf-8", "replace").splitlines()
+        entries = list(read_jsonl(log_file, max_bytes=256 * 1024))
     except OSError:
         return []
-    errors = []
-    for line in reversed(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("level") in ("error", "critical"):
-            errors.append(entry)
-            if len(errors) >= limit:
-                break
-    return errors
+    return [e for e in reversed(entries) if e.get("level") in ("error", "critical")][:limit]
 
 
 def report(
