@@ -1,4 +1,4 @@
-"""post-tool-observer: a private, searchable record of every tool call (seed 003).
+"""post-tool-observer: a private, searchable record of every tool call.
 
 Every PostToolUse and PostToolUseFailure becomes a ``tool_observation`` event in
 the shared store, secrets masked before anything is written, output compressed
@@ -23,7 +23,7 @@ PLUGIN = "post-tool-observer"
 class ObserverConfig:
     """``[post-tool-observer]``."""
 
-    #: Tools never recorded (the seed's internal-state tools).
+    #: Tools never recorded: they only keep Claude's own to-do state, nothing worth searching later.
     exclude_tools: tuple = ("TodoWrite", "TodoRead")
     #: Observations older than this are deleted.
     max_age_days: float = attrs.field(default=90.0, validator=attrs.validators.gt(0))
