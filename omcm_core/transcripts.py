@@ -75,7 +75,7 @@ def transcript_entries(path: Path) -> Iterator[dict]:
 def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
     """Yield hook payloads in transcript order. Unreadable lines are skipped."""
     path = Path(path)
-    pending: dict[str, tuple[dict, dict]] = {}  # tool_use_id -> (tool_use block, its line)
+    pending: dict[Any, tuple[dict, dict]] = {}  # tool_use_id (any JSON value) -> (tool_use block, its line)
     for entry in transcript_entries(path):
         kind = entry.get("type")
         if kind == "assistant":
