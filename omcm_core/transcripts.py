@@ -12,8 +12,9 @@ sessions to their plugins.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 
 def _blocks(message: Any) -> list[dict]:
@@ -30,7 +31,7 @@ def _result_text(block: dict) -> str:
     return ""
 
 
-def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) -> dict[str, Any]:
+def _base(entry: dict, session_id: str | None, transcript: Path, event: str) -> dict[str, Any]:
     payload = {
         "session_id": entry.get("sessionId") or session_id or transcript.stem,
         "transcript_path": str(transcript),
@@ -45,7 +46,7 @@ def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) 
     return payload
 
 
-def read_jsonl(path: Path, max_bytes: Optional[int] = None) -> Iterator[dict]:
+def read_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[dict]:
     """The JSON objects of a JSONL file, one per line, in file order; other and damaged lines are skipped.
 
     With ``max_bytes`` only the file's last ``max_bytes`` are read, less the
@@ -72,7 +73,7 @@ def transcript_entries(path: Path) -> Iterator[dict]:
     return read_jsonl(path)
 
 
-def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
+def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield hook payloads in transcript order. Unreadable lines are skipped."""
     path = Path(path)
     pending: dict[Any, tuple[dict, dict]] = {}  # tool_use_id (any JSON value) -> (tool_use block, its line)
