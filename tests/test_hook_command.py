@@ -7,6 +7,7 @@ import pytest
 from omcm_core.testing import assert_valid_response, pre_tool_payload, run_hook
 
 
+@pytest.mark.slow
 def test_every_real_payload_gives_nothing_or_valid_json_with_all_plugins(shared_fixtures, tmp_path):
     env = {"OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(tmp_path / "project")}
     (tmp_path / "project").mkdir()

@@ -13,8 +13,11 @@ import time
 import uuid
 from collections import Counter
 
+import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, spawn_hook, sqlite_check, sqlite_rows
 from omcm_core._runtime.breaker import MIGRATIONS as BREAKER_MIGRATIONS
+
+pytestmark = pytest.mark.slow
 
 PLUGINS = ["rel-answer", "rel-counter", "rel-rows"]
 SAME_SESSION = 40  # processes on one session per round

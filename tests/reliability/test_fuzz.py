@@ -10,6 +10,7 @@ import json
 import typing
 
 import attrs
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from omcm_core._runtime.payload import PayloadError, parse_event
 from omcm_core.events import EVENTS
 from omcm_core.records import PERMISSIONS, Result
 from omcm_core.testing import assert_valid_response
+
+pytestmark = pytest.mark.slow
 
 EVENT_NAMES = sorted(EVENTS) + ["Notification", "SubagentStart", "PermissionRequest", "PostCompact", "", "Bogus"]
 ALL_FIELDS = sorted({f.name for spec in EVENTS.values() for f in attrs.fields(spec.record)} - {"extra", "succeeded"})

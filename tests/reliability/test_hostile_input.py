@@ -136,6 +136,7 @@ def test_refused_payload_exits_zero_silently_with_one_log_line(rel_site, rel_wor
     _refused_once(rel_world["home"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plugin_set", sorted(PLUGIN_SETS))
 @pytest.mark.parametrize("case", sorted(ACCEPTED))
 def test_accepted_odd_payload_gets_a_valid_answer(rel_site, rel_world, case, plugin_set):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, spawn_hook
 from secret_corpus import corpus, structured
 
@@ -42,6 +43,7 @@ def test_corpus_is_large_and_each_needle_is_distinctive():
         assert needle in text and len(needle) >= 16, name
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_any_file_under_omcm_home(rel_site, tmp_path):
     home = tmp_path / "home"
     secrets = corpus()
@@ -65,6 +67,7 @@ def test_no_secret_reaches_any_file_under_omcm_home(rel_site, tmp_path):
     assert _leaks(home, secrets) == {}
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_wal_while_the_store_is_open(rel_site, tmp_path):
     """The same check while a dispatcher still holds the store open (WAL not yet checkpointed)."""
     home, side = tmp_path / "home", tmp_path / "side.txt"

@@ -41,10 +41,10 @@ def count_use(store, session_id: str) -> int:
 
 def check(folder, settings, log) -> list[str]:
     """Rotate (or on the first check, split a legacy file) when due; returns new archives."""
-    from omcm_memory_rotation import index, layout, legacy, rotation
+    from omcm_memory_rotation import index, legacy, rotation
 
     try:
-        layout.ensure_structure(folder)
+        index.ensure_structure(folder)
     except UnsafePathError:  # a planted symlink: refused and logged by the helper; no rotation
         return []
     data = index.reconcile(folder, log)
@@ -74,14 +74,14 @@ def post_tool(event, ctx):
 
 @hookimpl
 def session_start(event, ctx):
-    from omcm_memory_rotation import layout, loader
+    from omcm_memory_rotation import index, loader
 
     folder = _folder(ctx)
     if folder is None:
         ctx.log.info("no_project_dir")
         return None
     try:
-        layout.ensure_structure(folder)
+        index.ensure_structure(folder)
     except UnsafePathError:  # a planted symlink: refused and logged by the helper; nothing to load
         return None
     text = loader.context(folder, ctx.log)

@@ -39,7 +39,7 @@ def run(args, ctx) -> int:
     project = Path(getattr(args, "l1_project", None) or args.project or ctx.project_dir or Path.cwd())
     folder = layout.memory_dir(project)
     try:
-        layout.ensure_structure(folder)
+        index.ensure_structure(folder)
     except OSError as exc:  # a planted symlink (UnsafePathError) or an unwritable project
         print(f"omcm memory: {exc}", file=sys.stderr)
         return 1

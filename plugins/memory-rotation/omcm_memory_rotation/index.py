@@ -10,7 +10,16 @@ from typing import Any
 
 import os
 
-from omcm_core.files import UnsafePathError, file_lock, list_confined, move_aside, open_confined, read_confined_text, write_confined_atomic
+from omcm_core.files import (
+    UnsafePathError,
+    ensure_confined_dir,
+    file_lock,
+    list_confined,
+    move_aside,
+    open_confined,
+    read_confined_text,
+    write_confined_atomic,
+)
 
 from omcm_memory_rotation.layout import ARCHIVE_PREFIX, INDEX_FILE, MEMORY_FILE, root, summary_name
 
@@ -23,6 +32,17 @@ def empty() -> dict[str, Any]:
 
 def write(folder: Path, data: dict) -> None:
     write_confined_atomic(root(folder), folder / INDEX_FILE, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def ensure_structure(folder: Path) -> None:
+    """The memory folder with its sessions/ and logs/ and an empty index, made if missing.
+
+    Raises UnsafePathError (logged) when any of them is a planted symlink.
+    """
+    for sub in (folder, folder / "sessions", folder / "logs"):
+        ensure_confined_dir(root(folder), sub)
+    if not os.path.lexists(folder / INDEX_FILE):
+        write(folder, empty())
 
 
 def _valid(data: Any) -> bool:
@@ -124,4 +144,4 @@ def pending(data: dict) -> list[str]:
     return [e["file"] for e in data["rotatedFiles"] if not e.get("summaryGenerated")]
 
 
-__all__ = ["ARCHIVE_PREFIX", "empty", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]
+__all__ = ["ARCHIVE_PREFIX", "empty", "ensure_structure", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]

@@ -1,4 +1,4 @@
-"""Where the memory lives, its settings, and the token arithmetic (seed 004 §constants, §1)."""
+"""Where the memory lives, its settings, and the token arithmetic (about four bytes per token)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ ARCHIVE_PREFIX = "memory_"
 SUMMARY_SUFFIX = ".summary.json"
 TRIGGER = "[MEMORY_KEEPER_ROTATE]"
 BYTES_PER_TOKEN = 4
-MARGIN = 0.95  # the seed's 5% safety margin
+MARGIN = 0.95  # limits are taken 5% low: the four-bytes-per-token estimate is rough
 
 
 @frozen
 class Settings:
-    """config.json, project first, then the global one, then the seed's defaults."""
+    """config.json, project first, then the global one, then these defaults (limits already less the margin)."""
 
     save_interval: int = 5
     enabled: bool = True
@@ -43,19 +43,6 @@ def root(folder: Path) -> Path:
     and writes go through omcm_core.files' ``*_confined`` helpers with this root.
     """
     return folder.parent.parent
-
-
-def ensure_structure(folder: Path) -> None:
-    """The seed's ensureMemoryStructure: memory/, sessions/, logs/ and an empty index.
-
-    Raises UnsafePathError (logged) when any of them is a planted symlink.
-    """
-    from omcm_memory_rotation import index
-
-    for sub in (folder, folder / "sessions", folder / "logs"):
-        ensure_confined_dir(root(folder), sub)
-    if not os.path.lexists(folder / INDEX_FILE):
-        index.write(folder, index.empty())
 
 
 def load_settings(project: Path, home: Path, log) -> Settings:

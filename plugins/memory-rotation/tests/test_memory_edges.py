@@ -13,7 +13,7 @@ import pytest
 
 from omcm_core.log import get_logger
 from omcm_core.testing import run_hook, session_end_payload
-from omcm_memory_rotation import l1, layout
+from omcm_memory_rotation import index, l1, layout
 from omcm_memory_rotation.rotation import check_and_rotate
 
 
@@ -45,7 +45,7 @@ def test_out_of_range_settings_fall_back_to_defaults_with_a_log_line(tmp_path, c
     settings = layout.load_settings(tmp_path, tmp_path / "home", log)
     assert settings == layout.Settings()
     assert log.lines and log.lines[0][0] == "memory_config_invalid" and "config.json" in log.lines[0][1]["path"]
-    layout.ensure_structure(folder)
+    index.ensure_structure(folder)
     assert check_and_rotate(folder, settings, log) is None
     assert not list(folder.glob("memory_*.md")), "an empty memory.md was archived"
 

@@ -1,4 +1,4 @@
-"""post-tool-observer: a private, searchable record of every tool call (seed 003).
+"""post-tool-observer: a private, searchable record of every tool call.
 
 Every PostToolUse and PostToolUseFailure becomes a ``tool_observation`` event in
 the shared store, secrets masked before anything is written, output compressed
@@ -23,7 +23,7 @@ PLUGIN = "post-tool-observer"
 class ObserverConfig:
     """``[post-tool-observer]``."""
 
-    #: Tools never recorded (the seed's internal-state tools).
+    #: Tools never recorded: they only keep Claude's own to-do state, nothing worth searching later.
     exclude_tools: tuple = ("TodoWrite", "TodoRead")
     #: Observations older than this are deleted.
     max_age_days: float = attrs.field(default=90.0, validator=attrs.validators.gt(0))
@@ -82,17 +82,7 @@ def session_start(event, ctx):
 
 @hookimpl
 def session_end(event, ctx):
-    from omcm_post_tool_observer import storage
-
-    storage.ready(ctx.store)
-    config = ctx.config(ObserverConfig)
-    from omcm_post_tool_observer import retention
-
-    if retention.due(ctx.store, config.prune_interval_s):
-        # VACUUM may take longer than SessionEnd's 1.5 s: do it detached.
-        from omcm_core.background import omcm_argv, spawn_detached
-
-        spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)
+    _prune_if_due(ctx)
 
 
 def _prune_if_due(ctx) -> None:
@@ -101,6 +91,7 @@ def _prune_if_due(ctx) -> None:
     storage.ready(ctx.store)
     config = ctx.config(ObserverConfig)
     if retention.due(ctx.store, config.prune_interval_s):
+        # VACUUM may take longer than a hook's time limit (SessionEnd has 1.5 s): do it detached.
         from omcm_core.background import omcm_argv, spawn_detached
 
         spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)

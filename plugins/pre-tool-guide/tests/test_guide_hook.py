@@ -4,6 +4,7 @@ import json
 import sqlite3
 
 import omcm_pre_tool_guide
+import pytest
 from omcm_pre_tool_guide.normalize import is_mistake
 from omcm_core.transcripts import replay_transcript
 from omcm_core.store import Store
@@ -162,6 +163,7 @@ def test_store_locked_even_for_readers_means_no_guidance_a_log_line_and_no_plugi
     assert not [e for e in entries if e["event"] == "plugin_failed"]
 
 
+@pytest.mark.slow
 def test_learning_across_sessions_through_omcm_hook(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     edit = {"file_path": "/srv/app/models.py", "old_string": "a", "new_string": "b"}
@@ -176,6 +178,7 @@ def test_learning_across_sessions_through_omcm_hook(tmp_path):
     assert "Resolution path: Edit → Read → Edit" in context(out)
 
 
+@pytest.mark.slow
 def test_real_transcripts_teach_the_knowledge_base(shared_fixtures, omcm_dispatch, omcm_home):
     dispatch = guide(omcm_dispatch)
     failures = ignored = 0
