@@ -267,7 +267,7 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
             (
                 block["tool_use_id"], path, _str(entry.get("sessionId")), _str(entry.get("cwd")),
                 _str(entry.get("agentId")), use[0], use[1], int(block.get("is_error") is True),
-                mask(_result_text(block))[:RESULT_CHARS], _timestamp(entry.get("timestamp"), now), now,
+                _masked_text(_result_text(block)), _timestamp(entry.get("timestamp"), now), now,
             ),
         )
         conn.execute("DELETE FROM transcript_uses WHERE tool_use_id = ?", (block["tool_use_id"],))
@@ -320,13 +320,31 @@ def _result_text(block: dict) -> str:
     return ""
 
 
-def _masked_json(value: Any) -> str:
+def _masked_text(text: str) -> str:
+    """Mask, then cut: a secret across the cut must not leave its first half.
+
+    Masking a whole megabyte of output costs more than the hook may spend, so the
+    text is first cut with a margin longer than any token we mask (a private key,
+    the one longer secret, is masked up to the end of the text when its END line
+    is missing).
+    """
+    return mask(text[: RESULT_CHARS + 2000])[:RESULT_CHARS]
+
+
+def _masked_json(value: dict) -> str:
+    """The tool's input as JSON, masked, each long value cut (the keys, such as file_path, stay usable)."""
     from omcm_core import redact
 
     structured = getattr(redact, "mask_structured", None)  # masks by key name where available
     if structured is not None:
         value = structured(value)
-    return mask(json.dumps(value, ensure_ascii=False, default=str))[:RESULT_CHARS * 2]
+    shown: dict[str, Any] = {}
+    for key, item in list(value.items())[:50]:
+        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+        masked = _masked_text(text)
+        # A number, a flag or a small structure that masking left alone stays what it was.
+        shown[str(key)[:100]] = item if not isinstance(item, str) and masked == text else masked
+    return json.dumps(shown, ensure_ascii=False, default=str)
 
 
 def _loads(text: Optional[str]) -> dict:
