@@ -5,6 +5,7 @@
     python3 dev.py test     # the whole test suite
     python3 dev.py matrix   # the tox matrix (Python 3.10-3.13 x plugin sets)
     python3 dev.py bench    # the latency benchmark (writes nothing to docs/)
+    python3 dev.py e2e      # the real Claude Code client against a fake API (docs/e2e.md)
 
 Each task first makes ``.venv`` (a virtual environment of the Python running
 this script) and installs omcm-core and every plugin under ``plugins/`` into it,
@@ -98,7 +99,7 @@ def pyenv_bins() -> list[str]:
 def main(argv: list[str]) -> int:
     task = argv[0] if argv else "help"
     rest = argv[1:]
-    if task not in ("demo", "test", "matrix", "bench", "setup"):
+    if task not in ("demo", "test", "matrix", "bench", "setup", "e2e"):
         print(__doc__)
         return 0 if task == "help" else 2
     setup()
@@ -111,6 +112,8 @@ def main(argv: list[str]) -> int:
     if task == "matrix":
         subprocess.run([str(PY), "-m", "pip", "install", "-q", "tox>=4"], check=True)
         return run(str(PY), "-m", "tox", "run-parallel", *rest, path_tail=pyenv_bins())
+    if task == "e2e":
+        return run(str(PY), "-m", "pytest", *(rest or ["-q"]), str(ROOT / "tests" / "e2e"))
     if task == "bench":
         return run(str(PY), str(ROOT / "bench" / "hook_latency.py"), *rest)
     return 2
