@@ -35,7 +35,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, mask_head
 
 SCHEMA = "omcm-core.transcripts"
 MAX_READ = 1 << 20  # bytes per file per call
@@ -321,23 +321,15 @@ def _result_text(block: dict) -> str:
 
 
 def _masked_text(text: str) -> str:
-    """Mask, then cut: a secret across the cut must not leave its first half.
-
-    Masking a whole megabyte of output costs more than the hook may spend, so the
-    text is first cut with a margin longer than any token we mask (a private key,
-    the one longer secret, is masked up to the end of the text when its END line
-    is missing).
-    """
-    return mask(text[: RESULT_CHARS + 2000])[:RESULT_CHARS]
+    """Masked, then cut (a secret across the cut is still recognised whole), without masking megabytes."""
+    return mask_head(text, RESULT_CHARS)
 
 
 def _masked_json(value: dict) -> str:
     """The tool's input as JSON, masked, each long value cut (the keys, such as file_path, stay usable)."""
     from omcm_core import redact
 
-    structured = getattr(redact, "mask_structured", None)  # masks by key name where available
-    if structured is not None:
-        value = structured(value)
+    value = redact.mask_structured(value)  # by key name: {"password": ...} whatever it looks like
     shown: dict[str, Any] = {}
     for key, item in list(value.items())[:50]:
         text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)

@@ -113,7 +113,7 @@ def _learn_from_transcript(event, ctx) -> None:
 
 
 def _learn(event, ctx) -> None:
-    from omcm_core.redact import mask
+    from omcm_core.redact import mask_head
 
     from omcm_pre_tool_guide import knowledge, normalize
 
@@ -121,7 +121,7 @@ def _learn(event, ctx) -> None:
     if error is not None and not normalize.is_mistake(error):
         return  # a user's rejection or an interruption: nothing to learn, nothing resolved
     if error is not None:
-        raw = mask(error)[:4000]
+        raw = mask_head(error, 4000)  # masked as a whole, without masking megabytes
         normalized = normalize.normalize_error(error)
         path = normalize.file_of(event.tool_input, raw)
         knowledge.record_failure(

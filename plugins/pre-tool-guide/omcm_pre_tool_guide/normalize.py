@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, mask_head
 
 MAX_ERROR = 500
 
@@ -129,6 +129,6 @@ def resolved_by(tool_name: str, tool_input: Mapping[str, Any]) -> str:
     """What succeeded, said briefly (the command for Bash, the file for file tools)."""
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
     if isinstance(command, str) and command.strip():
-        return mask(command.strip())[:200]
+        return mask_head(command.strip(), 200)
     path = file_of(tool_input)
     return f"{tool_name} {path}" if path else tool_name
