@@ -90,6 +90,31 @@ class Context:
             ensure_private_dir(path)
         return path
 
+    def unreported_tool_calls(self, event, settled: bool = False) -> list:
+        """Tool calls in this event's transcripts that no hook reported, not yet handed to this plugin.
+
+        Claude Code fires no hook for errors it finds while checking a tool's
+        input ("File has not been read yet"); the transcript has them. Each call
+        is handed to each plugin once, in transcript order, input and result
+        masked (:class:`omcm_core.transcript_tail.ToolCall`; ``call.as_event()``
+        gives the PostToolUse/PostToolUseFailure event Claude Code would have
+        sent). Cheap when nothing was appended: one ``fstat`` per transcript.
+        ``settled`` (implied at Stop, SubagentStop and SessionEnd) also hands
+        out results younger than two seconds and reads the subagents' files.
+        """
+        import os
+
+        from omcm_core import transcript_tail
+
+        name = getattr(event, "hook_event_name", "")
+        settled = settled or name in ("Stop", "SubagentStop", "SessionEnd")
+        paths = [p for p in transcript_tail.transcripts_of(event, settled) if os.path.isfile(p)]
+        if not paths:
+            return []  # no transcript here (an old client, a test): nothing to read, nothing to note
+        if name in ("PostToolUse", "PostToolUseFailure"):
+            transcript_tail.note_reported(self.store, getattr(event, "tool_use_id", None))
+        return transcript_tail.unreported_calls(self.store, self.plugin, paths, settled)
+
     def close(self) -> None:
         if self._store is not None and self._owns_store:
             self._store.close()

@@ -60,10 +60,33 @@ def post_tool(event, ctx):
     if event.tool_name in config.exclude_tools:
         return None
     storage.ready(ctx.store)
+    _record_unreported(event, ctx, config)
     storage.record(ctx.store, event, capture.observation, embed=config.embeddings)
     if config.embeddings:
         _maybe_start_worker(ctx, config)
     return None
+
+
+@hookimpl
+def stop(event, ctx):
+    from omcm_post_tool_observer import storage
+
+    storage.ready(ctx.store)
+    _record_unreported(event, ctx, ctx.config(ObserverConfig))
+
+
+def _record_unreported(event, ctx, config) -> None:
+    """Record the calls no hook reported (errors Claude Code raised before the tool ran), from the transcript."""
+    from omcm_post_tool_observer import capture, storage
+
+    try:
+        calls = ctx.unreported_tool_calls(event)
+    except Exception as exc:  # an unreadable transcript costs these records, never the call's own
+        ctx.log.error("transcript_unreadable", error=f"{type(exc).__name__}: {exc}")
+        return
+    for call in calls:
+        if call.tool_name not in config.exclude_tools:
+            storage.record(ctx.store, call.as_event(), capture.observation, embed=config.embeddings)
 
 
 @hookimpl
@@ -82,6 +105,10 @@ def session_start(event, ctx):
 
 @hookimpl
 def session_end(event, ctx):
+    from omcm_post_tool_observer import storage
+
+    storage.ready(ctx.store)
+    _record_unreported(event, ctx, ctx.config(ObserverConfig))
     _prune_if_due(ctx)
 
 
