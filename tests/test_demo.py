@@ -1,0 +1,87 @@
+"""The demo tells its story end to end through real `omcm hook` processes and leaves nothing behind."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Processes whose command line or environment (OMCM_HOME, TMPDIR) names the folder: daemon, workers."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        if proc.name == str(os.getpid()):
+            continue
+        try:
+            seen = b" ".join((proc / name).read_bytes() for name in ("cmdline", "environ"))
+        except OSError:  # gone, or another user's
+            continue
+        if text.encode() in seen:
+            found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace"))
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("demo-tmp")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMCM")}
+    env["TMPDIR"] = str(tmp)  # every temporary folder of the demo lands here, so we can see what it left
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "demo" / "run_demo.py")], capture_output=True, text=True, env=env, timeout=300
+    )
+    return proc, tmp
+
+
+def test_demo_exits_cleanly_and_quietly(demo):
+    proc, _ = demo
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.strip() == ""
+    assert "[MEMORY_KEEPER" not in proc.stdout and "(nothing to say" not in proc.stdout
+
+
+def test_demo_tells_what_each_plugin_did(demo):
+    out = demo[0].stdout
+    # memory loaded at SessionStart, in the memory's own words
+    assert "memory-rotation tells Claude: - The service listens on one port" in out
+    # a suggestion by tool-counter and a learned warning relevant to the command it precedes
+    assert "tool-counter tells Claude: 5 consecutive Read calls detected" in out
+    assert "▶ Claude wants to run Bash pytest -q\n    pre-tool-guide tells Claude: 💡 Bash error earlier" in out
+    assert "No module named 'requests'" in out
+    # the third-party guard denies, with the JSON Claude Code receives
+    assert "bash-guard denies it: bash-guard: this command pipes a download straight into a shell." in out
+    assert '"permissionDecision": "deny"' in out
+    # the ralph loop: started, a stop blocked with a continuation, the promise verified, then done
+    assert "persistent-mode tells Claude: The user started a ralph loop" in out
+    assert "Iteration 1/50" in out and '"decision": "block"' in out
+    assert "ralph verification 1/3" in out
+    assert "no plugin objects: Claude Code lets Claude stop" in out
+    assert "The ralph loop ended with status 'completed'" in out
+    # the search at the end finds the failed run, and the secrets never reached the disk
+    assert "$ omcm search requests" in out and "FAIL Bash       pytest -q" in out
+    assert "masked: 0 file(s) under OMCM_HOME contain them" in out
+
+
+def test_demo_ends_with_a_summary_table(demo):
+    out = demo[0].stdout
+    table = out[out.index("plugin             | what it did"):]
+    for row in (
+        "bash-guard         | denied a dangerous command",
+        "tool-counter       | suggested a better way to use the tools",
+        "pre-tool-guide     | warned about an error it had seen before",
+        "persistent-mode    | kept Claude working until the task was verified",
+        "memory-rotation    | loaded the project's memory into the session",
+        "post-tool-observer | recorded tool calls for `omcm search`",
+    ):
+        assert row in table
+    assert len(out.splitlines()) < 120  # a screen or two, not a log
+
+
+def test_demo_leaves_nothing_behind(demo):
+    proc, tmp = demo
+    assert proc.returncode == 0
+    assert list(tmp.iterdir()) == []
+    assert processes_mentioning(str(tmp)) == []
