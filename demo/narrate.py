@@ -151,6 +151,7 @@ def digest(said: Counter, per_plugin: int = 4) -> list[str]:
     by_plugin: dict[str, Counter] = defaultdict(Counter)
     example: dict[tuple[str, str], str] = {}
     for (plugin, text), n in said.items():
+        text = " ⏎ ".join(line.strip() for line in text.splitlines() if line.strip() and not MARKER.match(line.strip()))
         key = re.sub(r"\d+", "N", text)
         by_plugin[plugin][key] += n
         example.setdefault((plugin, key), text)
@@ -158,7 +159,7 @@ def digest(said: Counter, per_plugin: int = 4) -> list[str]:
     for plugin, counts in sorted(by_plugin.items()):
         lines.append(f"  {plugin} ({sum(counts.values())} answers, {len(counts)} distinct):")
         for key, n in counts.most_common(per_plugin):
-            lines.append(f"    {n:>4}×  {textwrap.shorten(example[(plugin, key)], 100, placeholder=' …')}")
+            lines.append(f"    {n:>4}×  {textwrap.shorten(example[(plugin, key)], 120, placeholder=' …')}")
         if len(counts) > per_plugin:
             lines.append(f"          … and {len(counts) - per_plugin} other messages")
     return lines

@@ -146,7 +146,7 @@ def replay_fixtures(env: dict, project: Path) -> None:
                 answer = trace.get("result") or {}
                 text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message")
                 if text or "failed" in trace:
-                    said[trace["plugin"], (text or f"failed: {trace['failed']}").strip().splitlines()[0]] += 1
+                    said[trace["plugin"], text or f"failed: {trace['failed']}"] += 1
     print(f"{calls} hook calls replayed; {sum(said.values())} answers.")
     print("\n".join(narrate.digest(said)) if said else "No plugin said anything.")
 
