@@ -89,7 +89,8 @@ def run_one(payload: dict, env: dict) -> tuple[list[dict], str]:
 
 def run_cli(env: dict, *args: str) -> str:
     proc = subprocess.run([sys.executable, "-m", "omcm_core", *args], capture_output=True, env=env, text=True)
-    return (proc.stdout + proc.stderr).strip()
+    sys.stderr.write(proc.stderr)  # a problem of the command is the person's to see, not part of the story
+    return proc.stdout.strip()
 
 
 def observations(home: Path) -> int:
@@ -172,13 +173,14 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ)
     try:
         env = demo_env(home, project, install_bash_guard(root))
-        plugins = [line.split()[0] for line in run_cli(env, "plugins").splitlines() if line and not line[0].isspace()]
+        plugins = sorted(p["name"] for p in json.loads(run_cli(env, "plugins", "--json")) if p["enabled"])
         print(f"omcm demo: a recorded Claude Code session through `omcm hook`, with {len(plugins)} plugins installed:")
         print("  " + ", ".join(plugins))
         story = narrate.Story(project)
         for line in (HERE / "session.jsonl").read_text().splitlines():
             if line.strip():
-                story.step(*(lambda p: (p, *run_one(p, env)))(substitute(line, project, transcript)))
+                payload = substitute(line, project, transcript)
+                story.step(payload, *run_one(payload, env))
         story.flush()
         after_session(env, home, project, story)
         if "--fixtures" in argv:
