@@ -45,13 +45,13 @@ def label(plugin: str, event: str, kind: str) -> str:
     return LABELS.get((plugin, event, kind)) or f"{KIND_WORDS.get(kind, 'answered')} on {event}"
 
 
-def first_lines(text: str, count: int = 3, width: int = 110) -> list[str]:
+def first_lines(text: str, count: int = 4, width: int = 110) -> list[str]:
     # Markdown headings and whole-line markers ("[persistent-mode: ralph loop]") are for Claude, not for people.
     lines = [line.strip() for line in text.splitlines() if line.strip() and not MARKER.match(line.strip())]
-    shown = [textwrap.shorten(line, width, placeholder=" …") for line in lines[:count]]
-    if len(lines) > count:
-        shown[-1] += f"  (+{len(lines) - count} more lines)"
-    return shown
+    wrapped = [part for line in lines for part in textwrap.wrap(line, width)]
+    if len(wrapped) > count:
+        return wrapped[: count - 1] + [f"(+{len(wrapped) - count + 1} more lines)"]
+    return wrapped
 
 
 def what(payload: dict, project: Path) -> str:
@@ -123,10 +123,11 @@ class Story:
         self.tally[plugin][label(plugin, event, kind)] += 1
         text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message") or ""
         verb = {"deny": "denies it", "ask": "asks the user", "block": "blocks the stop"}.get(kind, "tells Claude")
-        lines = first_lines(text.replace(f"{self.project}/", ""))
-        print(f"    {plugin} {verb}: {lines[0] if lines else ''}")
+        lead = f"    {plugin} {verb}: "
+        lines = first_lines(text.replace(f"{self.project}/", ""), width=max(60, 120 - len(lead)))
+        print(lead + (lines[0] if lines else ""))
         for line in lines[1:]:
-            print(f"    {' ' * len(plugin)}   {line}")
+            print(" " * len(lead) + line)
 
     def flush(self) -> None:
         if self.quiet:

@@ -118,8 +118,10 @@ def after_session(env: dict, home: Path, project: Path, story: narrate.Story) ->
           f"after {state.get('iteration', '?')} continuation(s).")
     print("\n$ omcm search requests")
     print(run_cli(env, "search", "requests").replace(f"{project}/", ""))
+    print("\n$ omcm search GITHUB_TOKEN")
+    print(run_cli(env, "search", "GITHUB_TOKEN"))
     leaked = [p for p in home.rglob("*") if p.is_file() and any(s.encode() in p.read_bytes() for s in SECRETS)]
-    print(f"\nThe tokens printed by `env | grep TOKEN` were masked: {len(leaked)} file(s) under OMCM_HOME contain them.")
+    print(f"(the tokens themselves: found in {len(leaked)} of the files under OMCM_HOME)")
     l1 = wait_for_l1(project)
     extra = {
         "post-tool-observer": [("recorded tool calls for `omcm search` (secrets masked)", observations(home))],

@@ -62,7 +62,8 @@ def test_demo_tells_what_each_plugin_did(demo):
     assert "The ralph loop ended with status 'completed'" in out
     # the search at the end finds the failed run, and the secrets never reached the disk
     assert "$ omcm search requests" in out and "FAIL Bash       pytest -q" in out
-    assert "masked: 0 file(s) under OMCM_HOME contain them" in out
+    assert "GITHUB_TOKEN=[REDACTED]" in out and "ghp_" not in out
+    assert "(the tokens themselves: found in 0 of the files under OMCM_HOME)" in out
 
 
 def test_demo_ends_with_a_summary_table(demo):
