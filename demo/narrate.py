@@ -158,7 +158,7 @@ def digest(said: Counter, per_plugin: int = 4) -> list[str]:
         example.setdefault((plugin, key), text)
     lines = []
     for plugin, counts in sorted(by_plugin.items()):
-        lines.append(f"  {plugin} ({sum(counts.values())} answers, {len(counts)} distinct):")
+        lines.append(f"  {plugin} ({sum(counts.values())} answer(s), {len(counts)} distinct):")
         for key, n in counts.most_common(per_plugin):
             lines.append(f"    {n:>4}×  {textwrap.shorten(example[(plugin, key)], 120, placeholder=' …')}")
         if len(counts) > per_plugin:

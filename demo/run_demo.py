@@ -2,6 +2,7 @@
 
     python3 dev.py demo                   # demo/session.jsonl, our own small recorded session
     python3 dev.py demo --fixtures        # then also replay ../shared/fixtures transcripts, when present
+    python3 dev.py demo --fixtures DIR    # ... or the transcripts (*.jsonl, any depth) under DIR
     python3 dev.py demo --keep            # keep the demo's OMCM_HOME and project folder
 
 Each payload goes to a real `omcm hook` process, exactly as Claude Code sends
@@ -15,6 +16,7 @@ installed into a temporary folder, so its deny is part of the story.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -130,15 +132,14 @@ def after_session(env: dict, home: Path, project: Path, story: narrate.Story) ->
     story.table(extra)
 
 
-def replay_fixtures(env: dict, project: Path) -> None:
-    fixtures = ROOT.parent / "shared" / "fixtures" / "transcripts"
+def replay_fixtures(env: dict, project: Path, fixtures: Path) -> None:
     if not fixtures.is_dir():
         print(f"\n(no real transcripts at {fixtures}: skipping their replay)")
         return
     from omcm_core.transcripts import replay_transcript
 
     paths = sorted(fixtures.rglob("*.jsonl"))
-    print(f"\n=== What the plugins said across {len(paths)} real Claude Code transcripts ===")
+    print(f"\n=== What the plugins said across {len(paths)} real Claude Code transcript(s) ===")
     said: Counter = Counter()
     calls = 0
     for path in paths:
@@ -150,7 +151,7 @@ def replay_fixtures(env: dict, project: Path) -> None:
                 text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message")
                 if text or "failed" in trace:
                     said[trace["plugin"], text or f"failed: {trace['failed']}"] += 1
-    print(f"{calls} hook calls replayed; {sum(said.values())} answers.")
+    print(f"{calls} hook calls replayed; {sum(said.values())} answer(s).")
     print("\n".join(narrate.digest(said)) if said else "No plugin said anything.")
 
 
@@ -167,7 +168,16 @@ def demo_env(home: Path, project: Path, guard_site: Path) -> dict:
     }
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python3 dev.py demo", description="Tell what omcm's plugins do for a session.")
+    parser.add_argument("--fixtures", nargs="?", type=Path, const=ROOT.parent / "shared" / "fixtures" / "transcripts",
+                        metavar="DIR", help="also replay real transcripts (default: ../shared/fixtures/transcripts)")
+    parser.add_argument("--keep", action="store_true", help="keep the demo's OMCM_HOME and project folder")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
+    args = parse(argv)
     root = Path(tempfile.mkdtemp(prefix="omcm-demo-"))
     home, project = root / "omcm-home", make_project(root)
     transcript = root / "transcript.jsonl"
@@ -185,11 +195,11 @@ def main(argv: list[str]) -> int:
                 story.step(payload, *run_one(payload, env))
         story.flush()
         after_session(env, home, project, story)
-        if "--fixtures" in argv:
-            replay_fixtures(env, project)
+        if args.fixtures:
+            replay_fixtures(env, project, args.fixtures)
     finally:
         subprocess.run([sys.executable, "-m", "omcm_core", "daemon", "stop"], env=env, capture_output=True)
-        if "--keep" in argv:
+        if args.keep:
             print(f"\nkept {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)

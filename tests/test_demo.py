@@ -1,6 +1,7 @@
 """The demo tells its story end to end through real `omcm hook` processes and leaves nothing behind."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
+# Two small real transcripts in which tool-counter and pre-tool-guide both have something to say.
+SMALL = ["491e126e-1e71-469c-ade2-fcc8af567c74.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -25,15 +29,19 @@ def processes_mentioning(text: str) -> list[str]:
     return found
 
 
+def run_demo(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMCM")}
+    env["TMPDIR"] = str(tmp)  # every temporary folder of the demo lands here, so we can see what it left
+    return subprocess.run(
+        [sys.executable, str(ROOT / "demo" / "run_demo.py"), *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("demo-tmp")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMCM")}
-    env["TMPDIR"] = str(tmp)  # every temporary folder of the demo lands here, so we can see what it left
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "demo" / "run_demo.py")], capture_output=True, text=True, env=env, timeout=300
-    )
-    return proc, tmp
+    absent = tmp_path_factory.mktemp("no-fixtures") / "absent"
+    return run_demo(tmp, "--fixtures", str(absent)), tmp
 
 
 def test_demo_exits_cleanly_and_quietly(demo):
@@ -79,6 +87,30 @@ def test_demo_ends_with_a_summary_table(demo):
     ):
         assert row in table
     assert len(out.splitlines()) < 120  # a screen or two, not a log
+
+
+def test_demo_skips_absent_fixtures_with_a_line(demo):
+    assert "(no real transcripts at " in demo[0].stdout and "absent: skipping their replay)" in demo[0].stdout
+
+
+def test_demo_fixtures_say_what_was_said(tmp_path):
+    if not all((TRANSCRIPTS / name).is_file() for name in SMALL):
+        pytest.skip("the real transcripts are not beside the checkout")
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    for name in SMALL:
+        shutil.copy(TRANSCRIPTS / name, folder / name)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = run_demo(tmp, "--fixtures", str(folder))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = proc.stdout[proc.stdout.index("=== What the plugins said across 2 real Claude Code transcript(s) ==="):]
+    assert "74 hook calls replayed" in said
+    # the distinct messages themselves, with how often each was said
+    assert "tool-counter (2 answer(s), 1 distinct):" in said
+    assert "2×  3 consecutive Bash calls detected. Consider combining" in said
+    assert "pre-tool-guide (" in said and "No such file or directory" in said
+    assert list(tmp.iterdir()) == []
 
 
 def test_demo_leaves_nothing_behind(demo):
