@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,9 @@ TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
 SMALL = ["491e126e-1e71-469c-ade2-fcc8af567c74.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
 
 
-def processes_mentioning(text: str) -> list[str]:
+def processes_mentioning(text: str) -> dict[int, str]:
     """Processes whose command line or environment (OMCM_HOME, TMPDIR) names the folder: daemon, workers."""
-    found = []
+    found = {}
     for proc in Path("/proc").glob("[0-9]*"):
         if proc.name == str(os.getpid()):
             continue
@@ -25,7 +26,7 @@ def processes_mentioning(text: str) -> list[str]:
         except OSError:  # gone, or another user's
             continue
         if text.encode() in seen:
-            found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace"))
+            found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
     return found
 
 
@@ -116,5 +117,8 @@ def test_demo_fixtures_say_what_was_said(tmp_path):
 def test_demo_leaves_nothing_behind(demo):
     proc, tmp = demo
     assert proc.returncode == 0
+    left = processes_mentioning(str(tmp))
+    for pid in left:  # started by this test's demo: end them so a failure does not leak a daemon
+        os.kill(pid, signal.SIGTERM)
+    assert left == {}
     assert list(tmp.iterdir()) == []
-    assert processes_mentioning(str(tmp)) == []
