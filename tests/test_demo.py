@@ -5,11 +5,30 @@ import shutil
 import signal
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = ["omcm-tool-counter", "omcm-pre-tool-guide", "omcm-post-tool-observer", "omcm-memory-rotation",
+           "omcm-persistent-mode"]
+
+
+def _missing() -> list[str]:
+    missing = []
+    for name in PLUGINS:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
+
+
+# The demo's story needs every plugin; the matrix also runs these tests with the core alone.
+MISSING = _missing()
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the demo needs every plugin installed: {MISSING}")
+
 TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
 # Two small real transcripts in which tool-counter and pre-tool-guide both have something to say.
 SMALL = ["491e126e-1e71-469c-ade2-fcc8af567c74.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
