@@ -89,10 +89,8 @@ class Story:
         self.project = project
         self.quiet: list[str] = []
         self.tally: dict[str, Counter] = defaultdict(Counter)
-        self.calls = 0
 
     def step(self, payload: dict, traces: list[dict], stdout: str) -> None:
-        self.calls += 1
         event = payload["hook_event_name"]
         spoke = [t for t in traces if "result" in t or "failed" in t]
         if not spoke and event not in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
@@ -122,7 +120,9 @@ class Story:
         kind = kind_of(answer)
         self.tally[plugin][label(plugin, event, kind)] += 1
         text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message") or ""
-        verb = {"deny": "denies it", "ask": "asks the user", "block": "blocks the stop"}.get(kind, "tells Claude")
+        verbs = {"deny": "denies it", "ask": "asks the user", "message": "tells the user",
+                 "block": "blocks the stop" if event in ("Stop", "SubagentStop") else "blocks it"}
+        verb = verbs.get(kind, "tells Claude")
         lead = f"    {plugin} {verb}: "
         lines = first_lines(text.replace(f"{self.project}/", ""), width=max(60, 120 - len(lead)))
         print(lead + (lines[0] if lines else ""))
