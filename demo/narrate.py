@@ -17,6 +17,8 @@ LABELS = {
     ("bash-guard", "PreToolUse", "deny"): "denied a dangerous command",
     ("persistent-mode", "UserPromptSubmit", "context"): "started a ralph loop",
     ("persistent-mode", "Stop", "block"): "kept Claude working until the task was verified",
+    ("notepad", "PostToolUse", "message"): "saved a subagent's priority note to the notepad",
+    ("notepad", "Stop", "other"): "reminded Claude of the priority note while it kept working",
 }
 MARKER = re.compile(r"^(#.*|\[[^\]]+\])$")
 KIND_WORDS = {
@@ -59,7 +61,8 @@ def what(payload: dict, project: Path) -> str:
     event = payload["hook_event_name"]
     tool_input = payload.get("tool_input") or {}
     if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
-        detail = tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern") or ""
+        detail = (tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern")
+                  or tool_input.get("description") or "")
         detail = str(detail).replace(f"{project}/", "")
         verb = {"PreToolUse": "wants to run", "PostToolUse": "ran", "PostToolUseFailure": "failed:"}[event]
         return f"Claude {verb} {payload.get('tool_name')} {detail}".rstrip()
@@ -88,18 +91,25 @@ class Story:
     def __init__(self, project: Path):
         self.project = project
         self.quiet: list[str] = []
+        self.quiet_id = None  # the tool_use_id of the last quiet call, so its answered PostToolUse replaces it
         self.tally: dict[str, Counter] = defaultdict(Counter)
 
     def step(self, payload: dict, traces: list[dict], stdout: str) -> None:
         event = payload["hook_event_name"]
         spoke = [t for t in traces if "result" in t or "failed" in t]
+        if event in ("Stop", "SubagentStop") and not stdout:
+            # A reason without a block only rides along with someone else's block: nobody blocked, so it is dropped.
+            spoke = [t for t in spoke if kind_of(t.get("result", {})) != "other"]
         if not spoke and event not in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
             # PostToolUse is quiet by design (the observer records it): name only the tool calls.
             if event == "PreToolUse":
                 self.quiet.append(what(payload, self.project).replace("Claude wants to run ", ""))
+                self.quiet_id = payload.get("tool_use_id")
             elif event == "PostToolUseFailure" and self.quiet:
                 self.quiet[-1] += " (failed)"
             return
+        if self.quiet and payload.get("tool_use_id") == self.quiet_id:
+            self.quiet.pop()  # told below as "Claude ran ..."
         self.flush()
         print(f"\n▶ {what(payload, self.project)}")
         for trace in spoke:
@@ -121,6 +131,7 @@ class Story:
         self.tally[plugin][label(plugin, event, kind)] += 1
         text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message") or ""
         verbs = {"deny": "denies it", "ask": "asks the user", "message": "tells the user",
+                 "other": "adds to the block's reason",
                  "block": "blocks the stop" if event in ("Stop", "SubagentStop") else "blocks it"}
         verb = verbs.get(kind, "tells Claude")
         lead = f"    {plugin} {verb}: "

@@ -88,6 +88,10 @@ def test_demo_tells_what_each_plugin_did(demo):
     assert "ralph verification 1/3" in out
     assert "no plugin objects: Claude Code lets Claude stop" in out
     assert "The ralph loop ended with status 'completed'" in out
+    # a subagent's priority note saved by notepad, then carried along when persistent-mode blocks a stop
+    assert "notepad tells the user: notepad: saved the priority context" in out
+    assert "notepad adds to the block's reason: [notepad] Priority context" in out
+    assert "Deploy only from main; the staging database is read-only." in out
     # the search at the end finds the failed run, and the secrets never reached the disk
     assert "$ omcm search requests" in out and "FAIL Bash       pytest -q" in out
     assert "GITHUB_TOKEN=[REDACTED]" in out and "ghp_" not in out
@@ -104,9 +108,10 @@ def test_demo_ends_with_a_summary_table(demo):
         "persistent-mode    | kept Claude working until the task was verified",
         "memory-rotation    | loaded the project's memory into the session",
         "post-tool-observer | recorded tool calls for `omcm search`",
+        "notepad            | saved a subagent's priority note to the notepad",
     ):
         assert row in table
-    assert len(out.splitlines()) < 120  # a screen or two, not a log
+    assert len(out.splitlines()) < 125  # a screen or two, not a log
 
 
 def test_demo_skips_absent_fixtures_with_a_line(demo):
