@@ -52,7 +52,8 @@ def setup() -> None:
     if not PY.exists():
         print("dev.py: creating .venv", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    # -qq: errors only. Build backends' notices (setuptools' editable-install banner) reach pip as warnings.
+    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-qq"]
     subprocess.run(pip + ["--upgrade", "pip", "setuptools", "wheel"], check=True)
     targets = ["-e", f"{ROOT}[test,lint]"]
     for plugin in plugin_dirs():
