@@ -42,7 +42,8 @@ def post_tool(event, ctx):
         ctx.log.warning("remember_tags_ignored", ignored=ignored, kept=len(found), limit=tags.MAX_TAGS)
     if not found:
         return None
-    saved = notes.change(ctx.project_dir, found, config, clock.now(ctx.env), ctx.log)
+    timeout = notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms)
+    saved = notes.change(ctx.project_dir, found, config, clock.now(ctx.env), ctx.log, timeout)
     if saved is None:
         return None
     ctx.log.info("remembered", entries=saved.entries, priority=saved.priority, pruned=saved.pruned, dropped=saved.dropped, bytes=saved.size)
@@ -60,7 +61,8 @@ def session_start(event, ctx):
     config = _config(ctx)
     now = clock.now(ctx.env)
     if event.source in (None, "startup") and ctx.project_dir is not None:
-        notes.change(ctx.project_dir, [], config, now, ctx.log)  # prune once per new session
+        # Prune once per new session; a busy lock only postpones it.
+        notes.change(ctx.project_dir, [], config, now, ctx.log, notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms) / 2)
     text = notes.context(notes.load(ctx.project_dir, ctx.log), config, now)
     if text:
         ctx.log.info("priority_context_injected", source=event.source, chars=len(text))
@@ -83,7 +85,9 @@ def stop(event, ctx):
 def doctor_report(ctx):
     from omcm_notepad import clock, notes
 
-    return notes.stats(notes.load(ctx.project_dir, ctx.log), _config(ctx), clock.now(ctx.env))
+    facts = notes.stats(notes.load(ctx.project_dir, ctx.log), _config(ctx), clock.now(ctx.env))
+    trouble = notes.problem(ctx.project_dir)
+    return {**facts, "problems": [trouble]} if trouble else facts
 
 
 @hookimpl

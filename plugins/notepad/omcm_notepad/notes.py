@@ -17,7 +17,11 @@ from omcm_core.redact import mask
 from omcm_notepad import document, edit, storage
 from omcm_notepad.settings import NotepadConfig
 
-HOOK_LOCK_S = 1.0
+
+
+def hook_lock_timeout(budget_ms: int) -> float:
+    """How long a hook waits for the lock: the plugin's budget less time to write."""
+    return max(0.2, budget_ms / 1000 - 0.3)
 
 
 @attrs.frozen
@@ -41,6 +45,19 @@ def for_claude(text: str, limit: int) -> str:
     """Text from the file as Claude may see it: valid UTF-8, secrets masked, bounded."""
     text = mask(encode(text).decode("utf-8", "replace"))
     return text if len(text) <= limit else text[: max(0, limit - 12)].rstrip() + " [truncated]"
+
+
+def problem(project: Optional[Path]) -> Optional[str]:
+    """Why the notepad cannot be used (for ``omcm doctor``), or None."""
+    if project is None:
+        return None
+    try:
+        storage.read(project)
+    except storage.Refused as exc:
+        return f"refused: {exc}"
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    return None
 
 
 def load(project: Optional[Path], log) -> Optional[document.Document]:
@@ -69,7 +86,7 @@ def _finish(doc, config: NotepadConfig, now: datetime, keep: list, log) -> tuple
     return pruned, len(dropped), size
 
 
-def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log, timeout: float = HOOK_LOCK_S) -> Optional[Saved]:
+def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log, timeout: float) -> Optional[Saved]:
     """Apply ``notes`` (tags.Note), prune and cap, under the lock; None if it could not be done."""
 
     def apply(data):
@@ -87,7 +104,7 @@ def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log
         return encode(doc.render()), Saved(len(added), priority, pruned, dropped, size)
 
     try:
-        return storage.update(project, apply, timeout)
+        return storage.update(project, apply, timeout, create=bool(notes))  # pruning alone creates nothing
     except storage.Refused as exc:
         log.warning("notepad_refused", why=str(exc), project=str(project))
     except TimeoutError as exc:

@@ -66,6 +66,9 @@ def _open_dir(name: str, parent_fd: Optional[int], create: bool) -> Optional[int
 @contextlib.contextmanager
 def folder(project: Path, create: bool) -> Iterator[Optional[int]]:
     """The descriptor of ``<project>/.omc`` (None when missing and not ``create``)."""
+    if os.open not in os.supports_dir_fd or not _NOFOLLOW:
+        # Windows: no descriptor-relative opens, so no safe way yet.
+        raise Refused("this platform cannot open files without following links")
     root = os.open(str(project), os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         fd = _open_dir(FOLDER, root, create)
@@ -169,13 +172,16 @@ def locked(dir_fd: int, timeout: float) -> Iterator[None]:
         os.close(fd)
 
 
-def update(project: Path, change, timeout: float) -> object:
+def update(project: Path, change, timeout: float, create: bool = True) -> object:
     """Read, ``change(bytes_or_None) -> (new_bytes_or_None, answer)``, write; returns answer.
 
     The whole cycle runs under the lock; ``new_bytes`` None means "leave it".
+    Without ``create`` a project with no ``.omc`` is left as it is (no lock file).
     Raises :class:`Refused` or ``TimeoutError``.
     """
-    with folder(project, create=True) as dir_fd:
+    with folder(project, create=create) as dir_fd:
+        if dir_fd is None:
+            return change(None)[1]
         with locked(dir_fd, timeout):
             data, mode = read_in(dir_fd)
             new, answer = change(data)

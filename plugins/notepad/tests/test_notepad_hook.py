@@ -95,6 +95,13 @@ def test_startup_prunes_old_entries_and_keeps_manual(env, project):
     assert notepad(project) == f"## Working Memory\n\n## MANUAL\n### {old}\nmine\n"
 
 
+def test_a_project_without_a_notepad_is_left_untouched(env, project):
+    for source in ("startup", "compact"):
+        assert out_of(run_hook(session_start_payload(source=source), env=env)) is None
+    assert out_of(run_hook(agent_answer("no tags here"), env=env)) is None
+    assert list(project.iterdir()) == []
+
+
 def test_parallel_hooks_and_cli_writers_lose_no_entry(env, project):
     def hook(i):
         return run_hook(agent_answer(f"<remember>hook note {i}</remember>"), env={**env, "OMCM__CORE__PLUGIN_BUDGET_MS": "60000"})
@@ -106,8 +113,8 @@ def test_parallel_hooks_and_cli_writers_lose_no_entry(env, project):
         return subprocess.run([sys.executable, "-m", "omcm_core", "notepad", "add", f"cli note {i}"],
                               env={**os.environ, **env}, capture_output=True, timeout=60)
 
-    with ThreadPoolExecutor(max_workers=12) as pool:
-        procs = list(pool.map(hook, range(12))) + list(pool.map(cli, range(12)))
+    with ThreadPoolExecutor(max_workers=24) as pool:  # hooks and CLI interleaved
+        procs = [f.result() for f in [pool.submit(job, i) for i in range(12) for job in (hook, cli)]]
     assert all(p.returncode == 0 for p in procs), [p.stderr for p in procs if p.returncode]
     text = notepad(project)
     for i in range(12):
