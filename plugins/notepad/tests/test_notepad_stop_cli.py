@@ -99,3 +99,17 @@ def test_cli_refuses_a_symlinked_notepad(env, project, tmp_path):
     proc = omcm(env, "add", "x")
     assert proc.returncode == 1 and "could not write" in proc.stderr
     assert target.read_text() == "export PATH=/usr/bin\n"
+
+
+def test_doctor_reports_a_refused_notepad_as_a_problem(project, tmp_path, omcm_home):
+    from omcm_core.config import Config
+    from omcm_core.context import Context
+
+    ctx = Context("notepad", omcm_home, project, Config.load(omcm_home, project, {}), {})
+    assert omcm_notepad.doctor_report(ctx) == {"exists": False}
+    write(project, PRIORITY)
+    report = omcm_notepad.doctor_report(ctx)
+    assert report["exists"] and report["priority_chars"] == len("Ship only signed builds.") and "problems" not in report
+    (project / ".omc" / "notepad.md").unlink()
+    (project / ".omc" / "notepad.md").symlink_to(tmp_path / "elsewhere")
+    assert omcm_notepad.doctor_report(ctx) == {"exists": False, "problems": ["refused: .omc/notepad.md is a symlink"]}
