@@ -49,7 +49,7 @@ def post_tool(event, ctx):
     ctx.log.info("remembered", entries=saved.entries, priority=saved.priority, pruned=saved.pruned, dropped=saved.dropped, bytes=saved.size)
     if not config.notify:
         return None
-    what = [f"{saved.entries} working-memory note(s)"] if saved.entries else []
+    what = [f"{saved.entries} working-memory note{'s' if saved.entries > 1 else ''}"] if saved.entries else []
     what += ["the priority context"] if saved.priority else []
     return Result(system_message=f"notepad: saved {' and '.join(what)} to .omc/notepad.md")
 

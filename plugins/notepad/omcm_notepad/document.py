@@ -124,9 +124,13 @@ def parse(text: str) -> Document:
     return doc
 
 
+def is_comment(line: str) -> bool:
+    return bool(_COMMENT.match(line.rstrip("\r\n")))
+
+
 def text_of(lines: list) -> str:
     """Lines without HTML comment lines, stripped: what the section says."""
-    return "".join(line for line in lines if not _COMMENT.match(line.rstrip("\r\n"))).strip()
+    return "".join(line for line in lines if not is_comment(line)).strip()
 
 
 def priority_text(doc: Document) -> str:

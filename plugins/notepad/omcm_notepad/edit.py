@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Sequence
 
-from omcm_notepad.document import COMMENTS, MANUAL, PRIORITY, STAMP, TITLE, WORKING, Block, Document, Entry, parse
+from omcm_notepad.document import COMMENTS, MANUAL, PRIORITY, STAMP, TITLE, WORKING, Block, Document, Entry, is_comment, parse
 
 ORDER = (PRIORITY, WORKING, MANUAL)
 
@@ -70,11 +70,9 @@ def ensure_section(doc: Document, name: str) -> Block:
 
 def set_priority(doc: Document, text: str) -> None:
     """Replace what Priority Context says with ``text``; its leading comment lines stay."""
-    from omcm_notepad.document import _COMMENT
-
     block = ensure_section(doc, PRIORITY)
     keep = 1
-    while keep < len(block.lines) and _COMMENT.match(block.lines[keep].rstrip("\r\n")):
+    while keep < len(block.lines) and is_comment(block.lines[keep]):
         keep += 1
     nl = doc.newline
     kept = [line if line.endswith("\n") else line + nl for line in block.lines[:keep]]

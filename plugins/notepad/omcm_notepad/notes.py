@@ -14,7 +14,7 @@ import attrs
 
 from omcm_core.redact import mask
 
-from omcm_notepad import document, edit, storage
+from omcm_notepad import document, edit, storage, tags
 from omcm_notepad.settings import NotepadConfig
 
 
@@ -125,7 +125,7 @@ def context(doc: Optional[document.Document], config: NotepadConfig, now: dateti
     cutoff = now - timedelta(days=config.working_memory_days)
     entries = edit.recent(doc, config.inject_entries, cutoff)
     if entries:
-        lines = [for_claude("".join(e.lines).strip(), 2 * 2000) for e in entries]
+        lines = [for_claude("".join(e.lines).strip(), tags.MAX_NOTE + 40) for e in entries]  # + its ### line
         parts.append(f"[notepad] Recent working memory ({storage.relative_path()}):\n" + "\n\n".join(lines))
     return "\n\n".join(parts) or None
 
