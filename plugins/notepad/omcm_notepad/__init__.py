@@ -73,11 +73,12 @@ def session_start(event, ctx):
 def stop(event, ctx):
     # A reason without block: the core adds it to another plugin's block reason
     # (a continuation message) and drops it when nobody blocks.
-    if event.hook_event_name != "Stop" or not _config(ctx).continuation:
+    config = _config(ctx)
+    if event.hook_event_name != "Stop" or not config.continuation:
         return None
     from omcm_notepad import notes
 
-    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), _config(ctx))
+    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), config)
     return Result(reason=text) if text else None
 
 
