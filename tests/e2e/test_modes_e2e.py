@@ -114,8 +114,9 @@ def test_todo_continuation_gives_up_after_its_attempts_without_progress(e2e_fact
 
 def test_notepad_priority_line_from_a_subagent_survives_compaction(e2e):
     canary = "Deploy only from main; NOTEPAD-CANARY-7."
+    # In the foreground: 2.1.330 runs agents in the background unless told (see the xfail below).
     agent = tool_use("Agent", {"description": "check deploys", "prompt": "How do we deploy?",
-                               "subagent_type": "general-purpose"})
+                               "subagent_type": "general-purpose", "run_in_background": False})
     script = [
         [agent],
         [text(f"Deploys go through CI.\n<remember priority>{canary}</remember>")],  # the subagent's answer
@@ -128,15 +129,32 @@ def test_notepad_priority_line_from_a_subagent_survives_compaction(e2e):
     assert [c["compact_metadata"]["trigger"] for c in run.compactions] == ["auto"], run.explain()
     notepad = (e2e.project / ".omc" / "notepad.md").read_text()
     assert f"## Priority Context\n<!-- ALWAYS loaded. Keep under 500 chars. -->\n{canary}\n" in notepad
-    # Before the compaction the model saw the tag only in the subagent's answer.
+    # Before the compaction the model saw the tag only in the subagent's answer (the notepad was empty at startup).
     before = run.main_requests[-2]
-    assert before.hook_contexts("SessionStart") and not any("[notepad]" in c for c in before.hook_contexts("SessionStart"))
+    assert "[notepad] Priority context" not in before.all_text() and canary in before.all_text()
     # After it, the conversation is a summary and SessionStart (source compact) hands the line back.
     after = run.main_requests[-1]
     assert "<remember priority>" not in json.dumps(after.messages)
     assert "SessionStart:compact" in [e["hook_name"] for e in run.hook_events("SessionStart", subtype="hook_response")]
     notes = [c for c in after.hook_contexts("SessionStart") if c.startswith("[notepad]")]
     assert len(notes) == 1 and notes[0].startswith(f"[notepad] Priority context (.omc/notepad.md):\n{canary}"), after.all_text()[-2000:]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "notepad reads <remember> tags only from a finished Agent result in PostToolUse; Claude Code 2.1.330 runs "
+    "agents in the background by default (PostToolUse sees status async_launched, the answer arrives later as a "
+    "<task-notification>), so the tag is lost. SubagentStop's last_assistant_message carries the answer."))
+def test_notepad_saves_a_priority_tag_from_a_background_agent(e2e):
+    agent = tool_use("Agent", {"description": "check deploys", "prompt": "How do we deploy?",
+                               "subagent_type": "general-purpose"})
+    script = [[agent], [text("Deploys go through CI.\n<remember priority>NOTEPAD-CANARY-8</remember>")], [text("ok")]]
+    run = e2e.session(script, prompt="find out how we deploy", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    assert run.tool_result(agent["id"])[0].startswith("Async agent launched successfully.")
+    # The answer did reach the main thread, in a task notification.
+    assert "&lt;remember priority&gt;NOTEPAD-CANARY-8" in run.main_requests[-1].all_text()
+    notepad = e2e.project / ".omc" / "notepad.md"
+    assert notepad.exists() and "\nNOTEPAD-CANARY-8\n" in notepad.read_text()
 
 
 def test_cancel_ralph_prompt_ends_a_running_loop(e2e_factory):
@@ -158,7 +176,7 @@ def test_omcm_ralph_cancel_from_another_terminal_ends_a_running_loop(e2e):
 
     def cancel_then_answer(body):
         # While the client waits for this answer, the user cancels from a shell.
-        cancelled.append(e2e.omcm("ralph", "cancel", "--project", str(e2e.project)).stdout)
+        cancelled.append(e2e.omcm("ralph", "--project", str(e2e.project), "cancel").stdout)
         return [text("Still working.")]
 
     script = [[text("Working.")], cancel_then_answer, [text("never asked")]]
