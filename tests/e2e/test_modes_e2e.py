@@ -185,3 +185,37 @@ def test_omcm_ralph_cancel_from_another_terminal_ends_a_running_loop(e2e):
     assert cancelled and len(run.main_requests) == 2, run.explain()
     assert len(run.main_requests[1].stop_feedback()) == 1  # one iteration, then the cancelled loop let it stop
     assert ralph_state(e2e, run)["status"] == "cancelled"
+
+
+def test_ralph_loop_longer_than_the_client_block_cap_needs_the_cap_raised(e2e_factory):
+    # Claude Code lets a Stop hook block at most 8 times in a row; raised, omcm's own cap ends the loop.
+    world = e2e_factory(extra_env={"OMCM__PERSISTENT_MODE__MAX_ITERATIONS": "10", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "20"})
+    run = world.session([], prompt="ralph-loop: port the tests", final_text="Still working.", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    assert len(run.main_requests) == 11, run.explain()
+    assert run.main_requests[-1].stop_feedback()[-1].splitlines()[-2] == "Iteration 10/10"
+    assert ralph_state(world, run)["status"] == "max_iterations"
+    assert "stop-hook-block-cap" not in run.stdout
+
+
+def test_ralph_loop_pauses_cleanly_at_the_client_block_cap(e2e):
+    run = e2e.session([], prompt="ralph-loop: port the tests", final_text="Still working.", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    # What the client allows: 8 continuations, so 9 requests.
+    assert len(run.main_requests) == 9, run.explain()
+    assert len(run.main_requests[-1].stop_feedback()) == 8
+    state = ralph_state(e2e, run)
+    assert (state["status"], state["iteration"]) == ("active", 8)
+    # persistent-mode let the 9th stop through itself: no override, the user told why.
+    assert "stop-hook-block-cap" not in run.stdout
+    notices = [e["content"] for e in run.events if e.get("subtype") == "informational"]
+    assert notices == ["Stop says: persistent-mode paused: Claude Code allows 8 Stop continuations in a row "
+                       "(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP). The mode is still on: send any message to go on, raise "
+                       "that limit for longer runs, or /cancel-ralph to end it."], run.explain()
+    # The loop is still on: the next prompt's first stop continues it at iteration 9, and it can still finish.
+    script = [[text("More work.")], [text("<promise>TASK_COMPLETE</promise>")], [text("<oracle-approved>")]]
+    again = e2e.session(script, prompt="go on", resume=run.session_id, timeout=LOOP_TIMEOUT)
+    assert again.returncode == 0 and len(again.main_requests) == 3, again.explain()
+    assert again.main_requests[1].stop_feedback()[-1].splitlines()[-2] == "Iteration 9/50"
+    state = ralph_state(e2e, run)
+    assert (state["status"], state["iteration"]) == ("completed", 9)
