@@ -249,3 +249,18 @@ def test_a_background_agents_answer_is_not_taken_for_the_users_words(e2e):
     assert len(run.hook_events("UserPromptSubmit", subtype="hook_response")) == 2
     contexts = [c for r in run.main_requests for c in r.hook_contexts("UserPromptSubmit")]
     assert not [c for c in contexts if c.startswith(("[persistent-mode: ultrawork]", "[skill: git-master]"))], contexts
+
+
+def test_ralph_continuation_carries_the_notepad_priority_context(e2e):
+    # Written by hand through the CLI, then a loop: notepad rides along in persistent-mode's block reason.
+    e2e.omcm("notepad", "--project", str(e2e.project), "add", "--priority", "Staging DB is read-only.")
+    script = [[text("Halfway.")], [text("<promise>TASK_COMPLETE</promise>")], [text("<oracle-approved>")]]
+    run = e2e.session(script, prompt="ralph-loop: migrate the users table", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and len(run.main_requests) == 3, run.explain()
+    (start,) = [c for c in run.main_requests[0].hook_contexts("SessionStart") if c.startswith("[notepad]")]
+    assert start.startswith("[notepad] Priority context (.omc/notepad.md):\nStaging DB is read-only.")
+    continuation, verification = run.main_requests[2].stop_feedback()
+    note = "\n\n[notepad] Priority context (.omc/notepad.md):\nStaging DB is read-only."
+    assert continuation.startswith("[The Promise Binds You]") and "Iteration 1/50" in continuation
+    assert continuation.endswith(note) and verification.endswith(note)
+    assert ralph_state(e2e, run)["status"] == "completed"
