@@ -68,7 +68,7 @@ CASES = [
     (
         "continue false wins over allow",
         "PreToolUse",
-        [("a", R(permission="allow")), ("b", R(stop=True, stop_reason="halt"))],
+        [("a", R(permission="allow")), ("b", R(halt=True, halt_reason="halt"))],
         {
             "continue": False,
             "stopReason": "halt",
@@ -105,7 +105,7 @@ CASES = [
         [("a", R(additional_context="memory"))],
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "memory"}},
     ),
-    ("session end renders nothing", "SessionEnd", [("a", R(additional_context="x", system_message="y", stop=True))], None),
+    ("session end renders nothing", "SessionEnd", [("a", R(additional_context="x", system_message="y", halt=True))], None),
     (
         "stop block needs a reason",
         "Stop",
@@ -136,7 +136,7 @@ CASES = [
     (
         "stop failure output is ignored by Claude Code",
         "StopFailure",
-        [("a", R(block=True, reason="r", additional_context="x", system_message="y", stop=True))],
+        [("a", R(block=True, reason="r", additional_context="x", system_message="y", halt=True))],
         None,
     ),
     (

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import PayloadError, parse_event
+from omcm_core.events import EVENTS
 from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
 
 
@@ -136,4 +137,4 @@ def test_stop_failure_record():
          "error_details": {"status": 429}, "last_assistant_message": "partial"}
     )
     assert (event.error, event.error_details, event.last_assistant_message) == ("rate_limit", {"status": 429}, "partial")
-    assert EVENTS["StopFailure"][0] == "stop_failure" and event.extra == {}
+    assert EVENTS["StopFailure"].hook == "stop_failure" and event.extra == {}

@@ -46,8 +46,10 @@ def _main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("hook", help="answer one hook payload from stdin (Claude Code runs this)")
     p.add_argument("event", nargs="?")
-    p = sub.add_parser("plugins", help="list plugins: name, distribution, version, hooks, enabled or why not")
+    p = sub.add_parser("plugins", help="list plugins: name, distribution, version, hooks, status; `reset NAME` closes a breaker")
     p.add_argument("--json", action="store_true")
+    p.add_argument("action", nargs="?", choices=("reset",), help="reset NAME: close the plugin's circuit breaker now")
+    p.add_argument("name", nargs="?")
     p = sub.add_parser("doctor", help="check install, config, store, hook registration, breakers, recent errors")
     p.add_argument("--json", action="store_true")
     for name, verb in (("install", "add omcm to"), ("uninstall", "remove omcm from")):
@@ -94,6 +96,15 @@ def _main(argv: list[str]) -> int:
         print(f"running at {where}" if where else "not running")
         return 0 if where else 1
     if args.command == "plugins":
+        from omcm_core._runtime.breaker import open_breakers, reset_breaker
+
+        if args.action == "reset":
+            if not args.name:
+                parser.error("plugins reset needs a plugin name")
+            closed = reset_breaker(home, args.name)
+            print(f"{args.name}: breaker closed" if closed else f"{args.name}: no breaker was open or counting")
+            return 0
+        kept_out = open_breakers(home, project, env)
         rows = [
             {
                 "name": i.name,
@@ -102,6 +113,7 @@ def _main(argv: list[str]) -> int:
                 "hooks": i.hooks,
                 "enabled": i.enabled,
                 "why": i.why,
+                "status": ("breaker open" if i.name in kept_out else "enabled") if i.enabled else f"disabled ({i.why})",
             }
             for i in manager.infos.values()
         ]
@@ -110,8 +122,7 @@ def _main(argv: list[str]) -> int:
         elif not rows:
             print("No omcm plugins installed.")
         for r in rows if not args.json else ():
-            state = "enabled" if r["enabled"] else f"disabled ({r['why']})"
-            print(f"{r['name']:<20} {r['distribution']} {r['version']:<8} {state}")
+            print(f"{r['name']:<20} {r['distribution']} {r['version']:<8} {r['status']}")
             print(f"{'':<20} hooks: {', '.join(r['hooks']) or '-'}")
         return 0
     if args.command == "doctor":
@@ -164,8 +175,7 @@ def _print_doctor(data: dict) -> None:
     print(f"omcm {data['omcm']['version']} on Python {data['omcm']['python']} ({data['omcm']['executable']})")
     print(f"home: {data['home']['path']} (mode {data['home']['mode']})")
     for p in data["plugins"]:
-        state = "enabled" if p["enabled"] else f"disabled: {p['why']}"
-        print(f"plugin {p['name']} {p['version']}: {state}")
+        print(f"plugin {p['name']} {p['version']}: {p['status']}")
     print(f"config sources: {', '.join(data['config']['sources']) or 'defaults only'}")
     if "store" in data:
         s = data["store"]

@@ -58,7 +58,8 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         problems.append(f"{home} is readable by others; run chmod 700 on it")
     plugins = []
     for info in manager.infos.values():
-        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why})
+        status = "enabled" if info.enabled else f"disabled: {info.why}"
+        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why, "status": status})
         if not info.enabled and info.why.startswith(("import failed", "invalid")):
             problems.append(f"plugin {info.name} {info.version}: {info.why}")
     out["plugins"] = plugins
@@ -80,6 +81,9 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         core = config.section("core", CoreConfig)
         breakers = Breaker(store, core.breaker_threshold, core.breaker_cooldown_s).rows()
         out["breakers"] = breakers
+        for entry in plugins:
+            if entry["enabled"] and any(row["open"] and row["plugin"] == entry["name"] for row in breakers):
+                entry["status"] = "breaker open"
         for row in breakers:
             if row["open"]:
                 problems.append(f"plugin {row['plugin']} is switched off by its circuit breaker: {row['last_error']}")
@@ -103,10 +107,22 @@ def report(home: Path, project: Optional[Path], env: Mapping[str, str]) -> dict[
         if isinstance(section, Mapping):
             out.setdefault("plugin_reports", {})[name] = dict(section)
             problems += [f"{name}: {p}" for p in section.get("problems", [])]
+    out["daemon"] = _daemon_report(env, problems)
     log_file = log.log_path() or home / "logs" / "omcm.jsonl"
     out["recent_errors"] = recent_errors(log_file)
     out["problems"] = problems
     return out
+
+
+def _daemon_report(env: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
+    """The warm dispatcher's socket, whether one answers there, and why it cannot be used."""
+    from omcm_core._runtime import client, daemon
+
+    path = client.socket_path(env)
+    problem = client.socket_problem(os.fsencode(path))
+    if problem:
+        problems.append(f"hooks answer in process (slow): {problem}")
+    return {"socket": path, "running": daemon.status(dict(env)) is not None, "problem": problem}
 
 
 def _per_plugin(manager: Manager, hook: str, **ctx_args: Any):

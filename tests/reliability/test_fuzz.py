@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from omcm_core._runtime.merge import TEXT_CAP, merge
-from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import PayloadError, parse_event
+from omcm_core.events import EVENTS
 from omcm_core.records import PERMISSIONS, Result
 from omcm_core.testing import assert_valid_response
 
 EVENT_NAMES = sorted(EVENTS) + ["Notification", "SubagentStart", "PermissionRequest", "PostCompact", "", "Bogus"]
-ALL_FIELDS = sorted({f.name for _h, cls in EVENTS.values() for f in attrs.fields(cls)} - {"extra", "succeeded"})
+ALL_FIELDS = sorted({f.name for spec in EVENTS.values() for f in attrs.fields(spec.record)} - {"extra", "succeeded"})
 RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
@@ -52,7 +53,7 @@ def _field_type_ok(value, annotation) -> bool:
 
 def _check_record(payload, event_name, record) -> None:
     name = payload.get("hook_event_name", event_name)
-    assert isinstance(record, EVENTS[name][1]) and record.hook_event_name == name
+    assert isinstance(record, EVENTS[name].record) and record.hook_event_name == name
     hints = typing.get_type_hints(type(record))
     for field in attrs.fields(type(record)):
         value = getattr(record, field.name)
@@ -134,8 +135,8 @@ results = st.builds(
     additional_context=texts,
     system_message=texts,
     updated_input=st.none() | st.dictionaries(st.text(max_size=8), json_scalars, max_size=3),
-    stop=st.none() | st.booleans(),
-    stop_reason=st.none() | st.text(max_size=30),
+    halt=st.none() | st.booleans(),
+    halt_reason=st.none() | st.text(max_size=30),
 )
 answers = st.lists(st.tuples(st.text(min_size=1, max_size=10), results), max_size=6)
 
@@ -171,7 +172,7 @@ def test_merge_permission_is_the_most_restrictive_and_deny_wins(answers):
     else:
         first = next((r.updated_input for _, r in answers if r.updated_input is not None), None)
         assert specific.get("updatedInput") == first
-    stoppers = [r for _, r in answers if r.stop]
+    stoppers = [r for _, r in answers if r.halt]
     assert (out.get("continue") is False) == bool(stoppers)
     blockers = [r for _, r in answers if r.block]
     assert "decision" not in out or blockers  # PreToolUse never blocks with decision

@@ -113,3 +113,19 @@ def test_doctor_reports_a_refused_notepad_as_a_problem(project, tmp_path, omcm_h
     (project / ".omc" / "notepad.md").unlink()
     (project / ".omc" / "notepad.md").symlink_to(tmp_path / "elsewhere")
     assert omcm_notepad.doctor_report(ctx) == {"exists": False, "problems": ["refused: .omc/notepad.md is a symlink"]}
+
+
+def test_with_the_real_persistent_mode_the_ralph_continuation_carries_the_priority_context(env, project):
+    import pytest
+
+    pytest.importorskip("omcm_persistent_mode")
+    write(project, PRIORITY)
+    both = {**env, "OMCM_LOAD_PLUGINS": "notepad,persistent-mode"}
+    prompt = {"session_id": "ralph", "transcript_path": "/tmp/none.jsonl", "cwd": str(project),
+              "hook_event_name": "UserPromptSubmit", "permission_mode": "default", "prompt": "ralph-loop: write the parser"}
+    assert run_hook(prompt, env=both).returncode == 0
+    out = json.loads(run_hook(stop_payload(session="ralph"), env=both).stdout)
+    assert_valid_response("Stop", out)
+    assert out["decision"] == "block"
+    continuation, _, ours = out["reason"].rpartition("\n\n[notepad] Priority context (.omc/notepad.md):\n")
+    assert continuation and "Iteration" in continuation and ours == "Ship only signed builds."

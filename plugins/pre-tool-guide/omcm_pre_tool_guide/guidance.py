@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from omcm_core.redact import mask
+
 TEXT = {
     "ko": {
         "file_error": "⚠️ 이 파일 관련 과거 에러: {error}",
@@ -50,7 +52,7 @@ def file_items(rows, language: str) -> list[str]:
         items.append(t["resolved_by"].format(**parsed))
         if parsed["path"]:
             items.append(t["file_path"].format(path=parsed["path"]))
-    return items
+    return [mask(item) for item in items]  # rows may predate a masking rule: never print a secret back
 
 
 def bash_items(row, language: str) -> list[str]:
@@ -62,4 +64,4 @@ def bash_items(row, language: str) -> list[str]:
         items.append(t["resolved_raw"].format(raw=resolution))
     elif parsed["path"]:
         items.append(t["bash_path"].format(path=parsed["path"]))
-    return items
+    return [mask(item) for item in items]
