@@ -127,6 +127,8 @@ def _parts(root: Any, path: Any) -> list[str]:
     """``path`` (relative to ``root``, or absolute and lexically inside it) as checked components."""
     root_abs = os.path.abspath(root)
     given = os.fspath(path)
+    if "\0" in root_abs or "\0" in given:  # from a payload's cwd: os.open would raise ValueError
+        raise _refuse(root, path, "holds a NUL character")
     full = os.path.abspath(given if os.path.isabs(given) else os.path.join(root_abs, given))
     rel = os.path.relpath(full, root_abs)
     parts = Path(rel).parts

@@ -101,6 +101,32 @@ def mask(text: str) -> str:
     return text
 
 
+# Context masked around a kept part: longer than any token and than a 4096-bit RSA key in PEM.
+MARGIN = 8192
+
+
+def mask_head(text: str, limit: int, margin: int = MARGIN) -> str:
+    """The first ``limit`` characters of ``text``, masked as if the whole text had been.
+
+    Masking megabytes costs seconds; this masks only the kept part plus ``margin``
+    characters after it (so a secret straddling the cut is still recognised whole)
+    and drops whatever the window's own cut may have split.
+    """
+    if len(text) <= limit + margin:
+        return mask(text)[:limit]
+    masked = mask(text[: limit + margin])
+    return masked[: max(0, len(masked) - margin)][:limit]
+
+
+def mask_tail(text: str, limit: int, margin: int = MARGIN) -> str:
+    """The last ``limit`` characters of ``text``, masked with ``margin`` characters of context before them."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit + margin:
+        return mask(text)[-limit:]
+    return mask(text[-(limit + margin) :])[margin:][-limit:]
+
+
 def mask_structured(value: Any) -> Any:
     """A JSON-like value with secrets masked: by key name first, then every string by shape.
 

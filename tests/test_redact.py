@@ -145,3 +145,31 @@ def test_log_lines_are_masked_by_key_name_and_by_shape(tmp_path):
         log.configure(None)
     assert "plainvalue1" not in text and "ABCDEFGHIJKLMNOP" not in text
     assert '"count": 3' in text and '"event": "login"' in text
+
+
+def test_mask_head_and_tail_see_a_secret_cut_by_the_limit():
+    from omcm_core.redact import mask_head, mask_tail
+
+    token = "gh" + "p_" + rand(36)
+    text = "a " * 3000 + token + " b" * 3000
+    cut = text.index(token) + 14  # the limit falls 14 characters into the token
+    assert token[:10] not in mask_head(text, cut) and len(mask_head(text, cut)) <= cut
+    from_end = len(text) - cut
+    assert token[-10:] not in mask_tail(text, from_end) and len(mask_tail(text, from_end)) <= from_end
+    key, body = pem("RSA ")
+    text = "x\n" * 5000 + key + "\n" + "y\n" * 10
+    kept = mask_tail(text, 200)  # the kept tail holds body lines, not the BEGIN line
+    assert body[-20:] not in kept and not any(line in kept for line in key.splitlines()[1:-1])
+
+
+def test_mask_head_drops_what_its_own_window_split():
+    from omcm_core.redact import mask_head
+
+    # A PEM key early in the text shrinks to a marker; the window's end then cuts a token
+    # in half. The unrecognisable half must not slide into the kept part.
+    key, _body = pem("")
+    token = "gh" + "p_" + rand(36)
+    text = key + " " + "z" * 40 + " " + token + " tail"
+    naive = mask(text[: len(key) + 60])[:100]  # what a plain "mask the window, keep 100" would show
+    assert token[:8] in naive
+    assert token[:8] not in mask_head(text, 100, margin=len(key) - 40)

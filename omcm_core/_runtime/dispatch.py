@@ -181,7 +181,9 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[St
     )
     trace = _trace(call.spec.name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
     stdout = json.dumps(response).encode("ascii") if response is not None else b""
-    overran = any(f.kind == "timeout" for f in report.failures)
+    # A plugin holding the GIL may finish before the timeout can fire: count its time too.
+    budget_ms = call.budget_s * 1000
+    overran = any(f.kind == "timeout" for f in report.failures) or any(ms > budget_ms for ms in report.timings_ms.values())
     return Reply(stdout=stdout, stderr=trace, overran=overran)
 
 

@@ -97,7 +97,7 @@ def session_end(event, ctx):
     folder = _folder(ctx)
     if folder is None or not event.transcript_path or not event.session_id:
         return None
-    if "\0" in event.transcript_path or not Path(event.transcript_path).is_file():
+    if "\0" in event.transcript_path + str(ctx.project_dir) or not Path(event.transcript_path).is_file():
         ctx.log.warning("transcript_missing", path=event.transcript_path)
         return None
     ctx.store.migrate(PLUGIN, COUNTERS)

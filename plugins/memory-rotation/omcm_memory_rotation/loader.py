@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from omcm_core.files import list_confined, read_confined_text
-from omcm_core.redact import mask
+from omcm_core.redact import mask, mask_head
 
 from omcm_memory_rotation import index, layout
 
@@ -83,11 +83,12 @@ def context(folder: Path, log) -> Optional[str]:
         parts.append("\n".join(notice))
     if not parts:
         return None
-    return cap(mask("\n---\n".join(parts)))
+    return cap("\n---\n".join(parts))
 
 
 def cap(text: str, limit: int = MAX_CHARS) -> str:
+    """``text`` masked and within ``limit`` characters (masked before the cut, see redact.mask_head)."""
     if len(text) <= limit:
-        return text
+        return mask(text)
     note = f"\n[memory-rotation: {len(text) - limit + 80} characters cut to stay within {limit}]"
-    return text[: limit - len(note)] + note
+    return mask_head(text, limit - len(note)) + note

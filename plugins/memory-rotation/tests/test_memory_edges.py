@@ -109,3 +109,21 @@ def test_a_huge_sparse_transcript_is_read_in_bounded_memory(tmp_path):
     rss_kb, text = out.stdout.split(" ", 1)
     assert int(rss_kb) < 200 * 1024, f"peak RSS {int(rss_kb) // 1024} MB"
     assert "the last words" in text
+
+
+def test_a_nul_in_the_payload_cwd_is_refused_not_a_plugin_failure(tmp_path):
+    from omcm_core.testing import post_tool_payload, session_start_payload
+
+    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": ""}
+    cwd = str(tmp_path) + "/a\0b"
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n")
+    for payload in (
+        session_start_payload(session_id="s", cwd=cwd),
+        post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s", cwd=cwd),
+        session_end_payload(session_id="s", transcript_path=str(transcript), cwd=cwd),
+    ):
+        proc = run_hook(payload, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (tmp_path / "home" / "logs" / "omcm.jsonl").read_text()
+    assert "plugin_failed" not in log

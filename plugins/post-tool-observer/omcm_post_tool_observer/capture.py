@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Mapping, Optional
 
-from omcm_core.redact import mask, mask_structured
+from omcm_core.redact import mask, mask_head, mask_structured, mask_tail
 
 MAX_LENGTH = 10_000
 MAX_LINES = 100
@@ -40,6 +40,21 @@ def truncate(text: str) -> str:
         half = (MAX_LENGTH - len(MARKER)) // 2
         text = text[:half] + MARKER + text[-half:]
     return text
+
+
+def mask_and_truncate(text: str) -> str:
+    """``truncate(mask(text))`` without masking megabytes: each kept part is masked with its context."""
+    lines = text.split("\n")
+    if len(lines) > MAX_LINES:
+        head = mask_head(text, sum(map(len, lines[:50])) + 49)
+        tail = mask_tail(text, sum(map(len, lines[-50:])) + 49)
+        text = head + MARKER + tail  # both parts masked: the byte cap below cuts masked text
+    elif len(text) > MAX_LENGTH:
+        half = (MAX_LENGTH - len(MARKER)) // 2
+        return mask_head(text, half) + MARKER + mask_tail(text, half)
+    else:
+        return mask(text)
+    return truncate(text)
 
 
 def file_type(path: Optional[str]) -> Optional[str]:
@@ -103,7 +118,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     elif tool == "WebFetch":
         meta["url"] = tool_input.get("url")
         meta["statusCode"] = r.get("code") if isinstance(r.get("code"), int) else None
-        output = mask(_text(r.get("result") if r else response))[:WEBFETCH_CHARS]
+        output = mask_head(_text(r.get("result") if r else response), WEBFETCH_CHARS)
     elif tool == "WebSearch":
         meta["query"] = tool_input.get("query")
         output = _text(r.get("results") if r else response)
@@ -112,7 +127,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     if error and not output:
         output = error
     meta = {k: v for k, v in meta.items() if v is not None}
-    return truncate(mask(output)), mask_structured(meta)
+    return mask_and_truncate(output), mask_structured(meta)
 
 
 def observation(event, duration_ms: Optional[float], prompt_index: int, tool_index: int) -> dict[str, Any]:
@@ -128,7 +143,7 @@ def observation(event, duration_ms: Optional[float], prompt_index: int, tool_ind
         "toolOutput": output,
         "durationMs": duration_ms,
         "success": event.succeeded,
-        "errorMessage": truncate(mask(event.error)) if event.error else None,
+        "errorMessage": mask_and_truncate(event.error) if event.error else None,
         "promptIndex": prompt_index,
         "toolIndex": tool_index,
         "metadata": meta,

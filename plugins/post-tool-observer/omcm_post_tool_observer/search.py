@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from attrs import frozen
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, mask_head
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
@@ -61,7 +61,7 @@ def _row(row) -> dict[str, Any]:
         "file": mask(file_path) if file_path else None,
         "command": mask(command) if command else None,
         "error": mask(data["errorMessage"]) if data.get("errorMessage") else None,
-        "output": mask(output)[:300],
+        "output": mask_head(output, 300),
         "score": round(score, 4),
     }
 
