@@ -106,6 +106,22 @@ class Request:
                     found.append(match["body"])
         return found
 
+    def stop_feedback(self) -> list[str]:
+        """The reasons of Stop hooks that blocked, oldest first, as the client put them in the conversation.
+
+        Claude Code 2.1.330 sends a blocked Stop's reason as a user message
+        ``Stop hook feedback:\n<reason>`` (and repeats it in a system message
+        ``Stop hook blocking error from command: ...``, not returned here).
+        """
+        found = []
+        for message in self.messages:
+            if message.get("role") != "user":
+                continue
+            for piece in _texts(_blocks(message.get("content"))):
+                if piece.startswith(STOP_FEEDBACK):
+                    found.append(piece[len(STOP_FEEDBACK):])
+        return found
+
     def tool_results(self) -> dict:
         """tool_use_id -> (text of the result, is_error) for every tool_result in the messages."""
         found = {}
@@ -115,6 +131,9 @@ class Request:
                     found[block.get("tool_use_id")] = ("\n".join(_texts([block])), bool(block.get("is_error")))
         return found
 
+
+#: How the client introduces a blocked Stop's reason in the next request.
+STOP_FEEDBACK = "Stop hook feedback:\n"
 
 _HOOK_CONTEXT = re.compile(r"(?P<label>[A-Za-z]+(?::\S+)?) hook additional context: (?P<body>.*?)(?=\S+ hook additional context: |\Z)", re.S)
 

@@ -53,8 +53,8 @@ def _mode_change(event, ctx, config, found, session, parts):
 
 
 def on_prompt(event, ctx, config):
-    if not event.session_id:
-        return None
+    if not event.session_id or keywords.is_notification(event.prompt or ""):
+        return None  # a background agent's answer is not the user: no mode, skill, or "user is back" reset
     found = keywords.detect(event.prompt or "")
     skill = skills.detect(event.prompt or "") if config.skills else None
     folder = ctx.session_dir(event.session_id)
@@ -96,10 +96,15 @@ def on_stop(event, ctx, config):
             message = todos.last_assistant_text(lines)
         stories = stores.load_stories(project, ctx.log) if looping else []
         decision = stopping.decide(ralph, session, message, todo_list, stories, limits)
+        # stop_hook_active is false on the first stop of a turn: the client's count of blocks starts there.
+        blocks = session.stop_blocks if event.stop_hook_active else 0
+        cap = stopping.client_block_cap(ctx.env)
+        if decision.block and blocks >= cap:
+            decision = stopping.pause_at_client_cap(cap)
         if decision.ralph is not None and not stores.save_ralph(project, decision.ralph, ctx.log):
             return None  # an iteration that cannot be counted must not block: that could loop forever
-        if decision.session is not None:
-            stores.save_session(folder, decision.session)
+        after = decision.session or session
+        stores.save_session(folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0))
     ctx.log.info("stop", outcome=decision.outcome, session_id=event.session_id, stop_hook_active=event.stop_hook_active,
                  iteration=decision.ralph.iteration if decision.ralph else None)
     if decision.block:

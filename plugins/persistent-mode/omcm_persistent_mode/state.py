@@ -60,6 +60,8 @@ class SessionState:
     skills: tuple = field(default=(), converter=tuple)
     search_calls: int = field(default=0, validator=_int)
     recovery: Optional[dict] = field(default=None, validator=optional(instance_of(dict)))
+    #: Stops blocked in a row in the current turn: Claude Code overrides a block past its own cap.
+    stop_blocks: int = field(default=0, validator=_int)
 
 
 def to_json(record: Any) -> dict:
@@ -71,7 +73,7 @@ def from_json(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise ValueError("state is not a JSON object")
     known = {a.name for a in attrs.fields(cls)}
-    if any(isinstance(v, bool) for k, v in data.items() if k in ("iteration", "max_iterations", "todo_attempts")):
+    if any(isinstance(v, bool) for k, v in data.items() if k in ("iteration", "max_iterations", "todo_attempts", "stop_blocks")):
         raise ValueError("a counter is a boolean")
     try:
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -118,6 +118,28 @@ def todo_step(session: SessionState, todos: Optional[TodoList], limits: Limits) 
     return Decision(block=True, reason=text, session=step, outcome=f"{mode}_continue")
 
 
+#: Claude Code overrides a Stop hook that blocks more often than this in a row (v2.1.143).
+CLIENT_BLOCK_CAP = 8
+
+
+def client_block_cap(env) -> int:
+    """The client's cap on consecutive Stop blocks: ``CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`` in its environment, else 8."""
+    try:
+        value = int(str(env.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", CLIENT_BLOCK_CAP)).strip())
+    except ValueError:
+        return CLIENT_BLOCK_CAP
+    return value if value > 0 else CLIENT_BLOCK_CAP
+
+
+def pause_at_client_cap(cap: int) -> Decision:
+    """A block the client would override: let the stop through with the state unchanged, and tell the user.
+
+    Blocking anyway would end the turn just the same, with a "stop hook problem"
+    notice, and count an iteration the model never saw.
+    """
+    return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
+
+
 def decide(ralph: Optional[RalphState], session: SessionState, message: Optional[str], todos, stories, limits: Limits) -> Decision:
     if ralph is not None and ralph.active:
         return ralph_step(ralph, message, limits, todos, stories)

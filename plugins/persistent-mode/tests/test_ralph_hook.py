@@ -166,3 +166,17 @@ def test_ralph_loop_through_the_warm_daemon(session):
         assert "decision" not in outs[2] and s.ralph_state()["status"] == "max_iterations"
     finally:
         daemon("stop")
+
+
+def test_loop_pauses_at_the_clients_block_cap_without_counting_the_overridden_block(session):
+    s = session()
+    s.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "2"
+    s.prompt("/ralph-loop x")
+    assert "Iteration 1/50" in s.stop("working")["reason"]
+    assert "Iteration 2/50" in s.stop("working", active=True)["reason"]
+    # A third block in a row would be overridden by the client: let the stop through instead, loop still on.
+    paused = s.stop("working", active=True)
+    assert "decision" not in paused and "allows 2 Stop continuations in a row" in paused["systemMessage"]
+    assert (s.ralph_state()["status"], s.ralph_state()["iteration"]) == ("active", 2)
+    # The next turn (stop_hook_active false again) continues the loop where it was.
+    assert "Iteration 3/50" in s.stop("working")["reason"]

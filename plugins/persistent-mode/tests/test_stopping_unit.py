@@ -74,3 +74,9 @@ def test_todo_continuation_off_leaves_plain_todos_but_not_ultrawork():
 )
 def test_prd_stories(data, done):
     assert [s.done for s in prd.stories(data)] == done
+
+
+@pytest.mark.parametrize("value, cap", [(None, 8), ("20", 20), (" 3 ", 3), ("0", 8), ("-1", 8), ("lots", 8)])
+def test_client_block_cap(value, cap):
+    env = {} if value is None else {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": value}
+    assert stopping.client_block_cap(env) == cap
