@@ -75,7 +75,8 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
     assert errors == [], json.dumps(errors, indent=1)[:3000]
     # Each migration ran once although dozens of processes raced for it on the fresh home.
     migrated = Counter((e["plugin"], e["version"]) for e in entries if e["event"] == "store_migrated")
-    assert migrated == Counter({("core", 1): 1, ("rel-counter", 1): 1, ("rel-rows", 1): 1, ("rel-rows", 2): 1})
+    core = {("core", n): 1 for n in range(1, len(BREAKER_MIGRATIONS) + 1)}
+    assert migrated == Counter({**core, ("rel-counter", 1): 1, ("rel-rows", 1): 1, ("rel-rows", 2): 1})
     session_files = list((home / "sessions").glob("*/rel-answer.json"))
     assert len(session_files) == 1 + OTHER_SESSIONS
     for path in session_files:

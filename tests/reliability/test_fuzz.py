@@ -90,7 +90,7 @@ def _must_reject(payload, argv_event) -> bool:
         return True
     if name not in EVENTS:
         return False
-    cls = EVENTS[name][1]
+    cls = EVENTS[name].record
     hints = typing.get_type_hints(cls)
     for field in attrs.fields(cls):
         if field.name in ("extra", "succeeded", "hook_event_name"):
