@@ -55,16 +55,23 @@ def run_search(args, ctx) -> int:
 
 def configure_worker(parser) -> None:
     parser.add_argument("--prune", action="store_true", help="only apply retention (age, size) and VACUUM")
+    parser.add_argument("--idle", type=float, default=60.0, metavar="SECONDS",
+                        help="exit after this long without a job (default 60)")
 
 
 def run_worker(args, ctx) -> int:
     from omcm_post_tool_observer import ObserverConfig, retention, storage, worker
 
+    # Never create the store (or OMCM_HOME) from here: a worker started for a
+    # store that was deleted since has nothing to do.
+    if not ctx.store.path.exists():
+        print(f"no store at {ctx.store.path}: nothing to do")
+        return 0
     storage.ready(ctx.store)
     config = ctx.config(ObserverConfig)
     if args.prune or retention.due(ctx.store, config.prune_interval_s):
         result = retention.prune(ctx.store, config.max_age_days, config.max_mb, ctx.log)
         print(f"pruned {result['deleted']} observations; {result['bytes']} bytes kept")
-    if not args.prune:
-        print(f"embedded {worker.drain(ctx.store, ctx.data_dir(), ctx.log)} observations")
+    if not args.prune and ctx.store.is_current():
+        print(f"embedded {worker.run(ctx.store, ctx.data_dir(), ctx.log, idle_s=args.idle)} observations")
     return 0
