@@ -67,6 +67,7 @@ def run_worker(args, ctx) -> int:
     if not ctx.store.path.exists():
         print(f"no store at {ctx.store.path}: nothing to do")
         return 0
+    worker.lower_priority()  # the whole process: pruning and VACUUM too
     storage.ready(ctx.store)
     config = ctx.config(ObserverConfig)
     if args.prune or retention.due(ctx.store, config.prune_interval_s):

@@ -66,7 +66,6 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0) -> int:
         return 0
     try:
         with file_lock(lock_dir / LOCK_NAME, timeout=0):
-            lower_priority()
             model = embedder.load()
             done, idle_since = 0, time.monotonic()
             while store.is_current():
