@@ -93,7 +93,8 @@ def main() -> None:
         left = Store(home).query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
     done = pending - left
     print(f"{done} of {pending} jobs embedded in {result['wall_s']:.1f} s wall "
-          f"({done / result['wall_s']:.1f} obs/s, including start-up and model load); "
+          f"({done / result['wall_s']:.1f} obs/s, including start-up and model load; "
+          f"{done / (result['user_s'] + result['sys_s']):.1f} obs per CPU-second); "
           f"peak RSS {result['rss_mb']:.0f} MB; CPU {result['cpu']} "
           f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}")
     print(f"worker said: {result['stdout']}")
