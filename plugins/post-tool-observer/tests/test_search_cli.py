@@ -88,3 +88,21 @@ def test_piping_into_head_prints_no_traceback(home):
                           capture_output=True, text=True, env=env)
     assert len(proc.stdout.splitlines()) == 1
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_the_error_migration_indexes_calls_recorded_before_it(omcm_home):
+    from omcm_core.store import Store
+    from omcm_post_tool_observer import search, storage
+
+    store = Store(omcm_home)
+    store.migrate(storage.PLUGIN, storage.MIGRATIONS[:2])  # a store from before the error column
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO observer_events(event_id, ts, tool_name, success, command, output, payload_json, bytes) "
+            "VALUES('old', 1, 'Bash', 0, 'cargo build', '', ?, 10)",
+            ['{"errorMessage": "cannot find value frobnitz"}'],
+        )
+    storage.ready(store)
+    (hit,) = search.full_text(store, "frobnitz")
+    assert hit["event_id"] == "old" and "«frobnitz»" in hit["snippet"]
+    assert search.full_text(store, "cargo")[0]["event_id"] == "old"  # the old columns are still indexed
