@@ -2,9 +2,12 @@
 """Set-up and tasks for omcm developers, with nothing installed by hand.
 
     python3 dev.py demo     # the recorded demo session through `omcm hook`
-    python3 dev.py test     # the whole test suite
+    python3 dev.py test     # the whole test suite, on every core (pytest-xdist)
+    python3 dev.py test -m "not slow"   # the fast subset (pytest arguments pass through)
+    python3 dev.py lint     # ruff (lint and format check) and mypy
     python3 dev.py matrix   # the tox matrix (Python 3.10-3.13 x plugin sets)
     python3 dev.py bench    # the latency benchmark (writes nothing to docs/)
+    python3 dev.py e2e      # the real Claude Code client against a fake API (docs/e2e.md)
 
 Each task first makes ``.venv`` (a virtual environment of the Python running
 this script) and installs omcm-core and every plugin under ``plugins/`` into it,
@@ -18,8 +21,8 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -49,9 +52,10 @@ def setup() -> None:
     if not PY.exists():
         print("dev.py: creating .venv", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    # -qq: errors only. Build backends' notices (setuptools' editable-install banner) reach pip as warnings.
+    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-qq"]
     subprocess.run(pip + ["--upgrade", "pip", "setuptools", "wheel"], check=True)
-    targets = ["-e", f"{ROOT}[test]"]
+    targets = ["-e", f"{ROOT}[test,lint]"]
     for plugin in plugin_dirs():
         # A plugin may ask for extras in tests (e.g. "[embeddings]") in a file .dev-extras.
         extras_file = plugin / ".dev-extras"
@@ -63,8 +67,13 @@ def setup() -> None:
     print("dev.py: installing omcm-core and plugins into .venv", flush=True)
     subprocess.run(pip + targets, check=True)
     # Packages a plugin needs without their declared dependencies (see the plugin's pyproject).
-    no_deps = [line.strip() for p in plugin_dirs() if (p / ".dev-no-deps").exists()
-               for line in (p / ".dev-no-deps").read_text().splitlines() if line.strip()]
+    no_deps = [
+        line.strip()
+        for p in plugin_dirs()
+        if (p / ".dev-no-deps").exists()
+        for line in (p / ".dev-no-deps").read_text().splitlines()
+        if line.strip()
+    ]
     if no_deps:
         subprocess.run(pip + ["--no-deps", *no_deps], check=True)
     stamp_file.write_text(_stamp())
@@ -84,21 +93,45 @@ def pyenv_bins() -> list[str]:
     """
     try:
         root = subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
-        installed = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True, check=True).stdout.split()
+        installed = subprocess.run(
+            ["pyenv", "versions", "--bare"], capture_output=True, text=True, check=True
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         return []
     newest: dict[str, tuple[int, ...]] = {}
     for version in installed:
         parts = version.split(".")
-        if len(parts) == 3 and parts[:1] == ["3"] and parts[1] in ("10", "11", "12", "13") and all(p.isdigit() for p in parts):
+        if (
+            len(parts) == 3
+            and parts[:1] == ["3"]
+            and parts[1] in ("10", "11", "12", "13")
+            and all(p.isdigit() for p in parts)
+        ):
             newest[parts[1]] = max(newest.get(parts[1], ()), tuple(map(int, parts)))
     return [os.path.join(root, "versions", ".".join(map(str, v)), "bin") for _, v in sorted(newest.items())]
+
+
+def pytest_args(rest: Sequence[str]) -> list[str]:
+    """Spread the tests over every core unless the caller chose (``-n 0`` runs in one process)."""
+    chose = any(a.startswith(("-n", "--numprocesses")) or a == "no:xdist" for a in rest)
+    return [*(rest or ["-q"]), *(() if chose else ("-n", "auto"))]
+
+
+def lint(rest: Sequence[str]) -> int:
+    """ruff's lint and format check, then mypy; every one runs, the worst code is returned."""
+    paths = list(rest) or ["."]
+    codes = [
+        run(str(BIN / "ruff"), "check", *paths),
+        run(str(BIN / "ruff"), "format", "--check", *paths),
+        run(str(PY), "-m", "mypy"),
+    ]
+    return max(codes)
 
 
 def main(argv: list[str]) -> int:
     task = argv[0] if argv else "help"
     rest = argv[1:]
-    if task not in ("demo", "test", "matrix", "bench", "setup"):
+    if task not in ("demo", "test", "lint", "matrix", "bench", "setup", "e2e"):
         print(__doc__)
         return 0 if task == "help" else 2
     setup()
@@ -107,10 +140,14 @@ def main(argv: list[str]) -> int:
     if task == "demo":
         return run(str(PY), str(ROOT / "demo" / "run_demo.py"), *rest)
     if task == "test":
-        return run(str(PY), "-m", "pytest", *(rest or ["-q"]))
+        return run(str(PY), "-m", "pytest", *pytest_args(rest))
+    if task == "lint":
+        return lint(rest)
     if task == "matrix":
         subprocess.run([str(PY), "-m", "pip", "install", "-q", "tox>=4"], check=True)
         return run(str(PY), "-m", "tox", "run-parallel", *rest, path_tail=pyenv_bins())
+    if task == "e2e":
+        return run(str(PY), "-m", "pytest", *(rest or ["-q"]), str(ROOT / "tests" / "e2e"))
     if task == "bench":
         return run(str(PY), str(ROOT / "bench" / "hook_latency.py"), *rest)
     return 2

@@ -8,7 +8,9 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 
-def spawn_detached(argv: Sequence[str], env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None) -> int:
+def spawn_detached(
+    argv: Sequence[str], env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None, pass_fds: Sequence[int] = ()
+) -> int:
     """Start ``argv`` in its own session with no stdin/stdout; return its pid at once.
 
     The child is not waited for, inherits nothing of the hook's pipes (Claude
@@ -27,6 +29,7 @@ def spawn_detached(argv: Sequence[str], env: Optional[Mapping[str, str]] = None,
         env=dict(env) if env is not None else None,
         cwd=cwd,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
         **kwargs,
     )
     return proc.pid

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Optional, TypeVar
+from types import MappingProxyType
+from typing import Mapping, Optional, TypeVar
 
 from omcm_core.config import Config, CoreConfig, resolve_language
 from omcm_core.log import Logger, get_logger
@@ -13,13 +15,23 @@ from omcm_core.store import Store
 T = TypeVar("T")
 
 
+def _getcwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was deleted under us
+        return "/"
+
+
 class Context:
     """One per plugin per dispatch. Everything is created on first use.
 
     :ivar plugin: the plugin's name (its entry-point name).
     :ivar home: ``OMCM_HOME``; user-level state lives here, owner-only.
     :ivar project_dir: ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``, else None.
-    :ivar env: the environment of the hook call (the client's, under the daemon).
+    :ivar env: the hook call's environment (read-only): the variables a call may depend
+        on (OMCM_*, CLAUDE_*, locale, TZ, HOME, PATH, XDG_*...), the same in process and
+        under the warm dispatcher. Read this, not ``os.environ``.
+    :ivar cwd: the hook call's working directory. Read this, not ``os.getcwd()``.
     :ivar log: a logger bound to ``plugin=<name>``; lines go to OMCM_HOME/logs.
     """
 
@@ -29,13 +41,16 @@ class Context:
         home: Path,
         project_dir: Optional[Path],
         config: Config,
-        env: Optional[dict] = None,
+        env: Optional[Mapping[str, str]] = None,
         store: Optional[Store] = None,
+        cwd: Optional[str] = None,
     ) -> None:
         self.plugin = plugin
         self.home = home
         self.project_dir = project_dir
-        self.env = env if env is not None else {}
+        self.env: Mapping[str, str] = MappingProxyType(dict(env) if env is not None else {})
+        # The warm dispatcher enters the caller's folder for the call (omcm_core._runtime.callstate).
+        self.cwd = cwd if cwd is not None else _getcwd()
         self._config = config
         self._store = store
         self._owns_store = store is None  # a store handed in belongs to the dispatcher
@@ -74,6 +89,31 @@ class Context:
         if create:
             ensure_private_dir(path)
         return path
+
+    def unreported_tool_calls(self, event, settled: bool = False) -> list:
+        """Tool calls in this event's transcripts that no hook reported, not yet handed to this plugin.
+
+        Claude Code fires no hook for errors it finds while checking a tool's
+        input ("File has not been read yet"); the transcript has them. Each call
+        is handed to each plugin once, in transcript order, input and result
+        masked (:class:`omcm_core.transcript_tail.ToolCall`; ``call.as_event()``
+        gives the PostToolUse/PostToolUseFailure event Claude Code would have
+        sent). Cheap when nothing was appended: one ``fstat`` per transcript.
+        ``settled`` (implied at Stop, SubagentStop and SessionEnd) also hands
+        out results younger than two seconds and reads the subagents' files.
+        """
+        import os
+
+        from omcm_core import transcript_tail
+
+        name = getattr(event, "hook_event_name", "")
+        settled = settled or name in ("Stop", "SubagentStop", "SessionEnd")
+        paths = [p for p in transcript_tail.transcripts_of(event, settled) if os.path.isfile(p)]
+        if not paths:
+            return []  # no transcript here (an old client, a test): nothing to read, nothing to note
+        if name in ("PostToolUse", "PostToolUseFailure"):
+            transcript_tail.note_reported(self.store, getattr(event, "tool_use_id", None))
+        return transcript_tail.unreported_calls(self.store, self.plugin, paths, settled)
 
     def close(self) -> None:
         if self._store is not None and self._owns_store:

@@ -29,7 +29,16 @@ Rules every hook shares:
   budget (``[core] plugin_budget_ms``). A plugin that raises, returns garbage or
   overruns is skipped and logged with its name and version; the others still
   answer. Three failures in a row open the plugin's circuit breaker for a while
-  (``omcm doctor`` shows it).
+  (``omcm plugins`` shows "breaker open"; ``omcm plugins reset NAME`` closes it,
+  and so does a new version or an edit of the plugin's source). A plugin named in
+  ``[core] fail_closed`` that cannot answer a PreToolUse (failed, kept out by
+  its breaker, or not importable) turns the call into a deny.
+- Order: ``@hookimpl(tryfirst=True)`` runs (and its answer counts, e.g. for
+  the first ``updated_input`` and the order of joined context) before the
+  others, ``trylast=True`` after them; within each group, plugin-name order.
+  Hook wrappers (``wrapper=True`` or ``hookwrapper=True``) are refused: the
+  plugin is not loaded and ``omcm plugins`` says why, since the core calls
+  each plugin on its own and there is no call chain to wrap.
 - Never print to stdout: stdout is Claude Code's protocol channel. The core
   sends anything printed there to stderr.
 - Every tool call waits for ``pre_tool``: keep it to a few milliseconds and
@@ -56,6 +65,7 @@ if TYPE_CHECKING:
         SessionEndEvent,
         SessionStartEvent,
         StopEvent,
+        StopFailureEvent,
         UserPromptEvent,
     )
 
@@ -125,6 +135,24 @@ def stop(event: "StopEvent", ctx: "Context") -> "Optional[Result]":
 
     :return: ``None`` or a Result; ``block`` with a ``reason`` keeps Claude
         going. Check ``event.stop_hook_active`` first or you will loop.
+        A ``reason`` without ``block`` is context for a continuation: when
+        another plugin blocks, it is appended to the block reasons (after them,
+        in plugin-name order, separated by a blank line); when nobody blocks it
+        is dropped. So a plugin can add to another's continuation message
+        without either importing the other. (``additional_context`` is not
+        rendered on Stop: Claude Code treats it as feedback that keeps Claude
+        going, which is a block in all but name.)
+    """
+
+
+@hookspec
+def stop_failure(event: "StopFailureEvent", ctx: "Context") -> None:
+    """StopFailure: the turn ended on an API error (rate limit, overload, ...).
+
+    Side effects only: Claude Code ignores the output of this event, so record
+    what happened and tell Claude later (at the next UserPromptSubmit or
+    SessionStart). ``event.error`` is the error type; ``error_details`` and
+    ``last_assistant_message`` are sent when Claude Code has them.
     """
 
 

@@ -42,9 +42,10 @@ def log_path() -> Optional[Path]:
 
 
 def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
-    from omcm_core.redact import mask_value
+    # By key name too: log.info("login", password=...) masks the value whatever it looks like.
+    from omcm_core.redact import mask_structured
 
-    return {k: mask_value(v) if isinstance(v, (str, dict, list)) else v for k, v in event_dict.items()}
+    return mask_structured(event_dict)
 
 
 def _open_sink():

@@ -21,13 +21,6 @@ def omcm_home(env: Optional[Mapping[str, str]] = None) -> Path:
     return Path.home() / ".omcm"
 
 
-def project_dir(env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None) -> Optional[Path]:
-    """``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``, else None."""
-    env = os.environ if env is None else env
-    value = env.get("CLAUDE_PROJECT_DIR") or cwd
-    return Path(value) if value else None
-
-
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` and any missing parents, each readable by the owner alone."""
     missing = []

@@ -105,6 +105,15 @@ class StopEvent(Event):
 
 
 @frozen(kw_only=True)
+class StopFailureEvent(Event):
+    """StopFailure (Claude Code v2.1.78): the turn ended on an API error; output is ignored."""
+
+    error: Optional[str] = None
+    error_details: Any = None
+    last_assistant_message: Optional[str] = None
+
+
+@frozen(kw_only=True)
 class PreCompactEvent(Event):
     """PreCompact; ``trigger`` is manual or auto."""
 
@@ -116,8 +125,8 @@ class PreCompactEvent(Event):
 class Result:
     """One plugin's answer. Every field defaults to "no opinion".
 
-    Which fields reach Claude Code depends on the event (the core drops the rest
-    and says so in the log):
+    Which fields reach Claude Code depends on the event (the table in
+    ``omcm_core.events`` says which; the core drops the rest and says so in the log):
 
     - ``permission``: PreToolUse only; ``allow``, ``deny``, ``ask`` or ``defer``.
       Across plugins the most restrictive wins: deny > defer > ask > allow.
@@ -129,7 +138,8 @@ class Result:
       PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit).
     - ``system_message``: a warning shown to the user.
     - ``updated_input``: PreToolUse; replaces the whole tool input.
-    - ``stop`` / ``stop_reason``: ``continue: false``; stops Claude entirely.
+    - ``halt`` / ``halt_reason``: ``continue: false`` with ``stopReason``; ends
+      Claude's work entirely (not the ``stop`` hook, which is about one turn).
     """
 
     permission: Optional[str] = field(
@@ -140,8 +150,8 @@ class Result:
     additional_context: Optional[str] = field(default=None, validator=_optional_str)
     system_message: Optional[str] = field(default=None, validator=_optional_str)
     updated_input: Optional[dict] = None
-    stop: Optional[bool] = None
-    stop_reason: Optional[str] = field(default=None, validator=_optional_str)
+    halt: Optional[bool] = None
+    halt_reason: Optional[str] = field(default=None, validator=_optional_str)
 
 
 @frozen(kw_only=True)

@@ -22,9 +22,8 @@ import contextlib
 import os
 import sqlite3
 import threading
-import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 from omcm_core.files import move_aside
 from omcm_core.log import get_logger
@@ -261,21 +260,3 @@ def _file_id(path: Path) -> Optional[tuple[int, int]]:
     except OSError:
         return None
     return info.st_dev, info.st_ino
-
-
-def retry_locked(fn: Callable[[], Any], attempts: int = 5, delay: float = 0.05) -> Any:
-    """Run ``fn`` again when SQLite still says the database is locked after its busy timeout."""
-    for attempt in range(attempts):
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            transient = "locked" in str(exc) or "busy" in str(exc)
-            if not transient or attempt == attempts - 1:
-                raise
-            time.sleep(delay * (2**attempt))
-
-
-def rows_as_dicts(cursor: sqlite3.Cursor) -> Iterable[dict]:
-    names = [d[0] for d in cursor.description or ()]
-    for row in cursor:
-        yield dict(zip(names, row))

@@ -10,7 +10,8 @@ Fixtures:
 
 Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`post_tool_payload`, :func:`session_start_payload`,
-:func:`session_end_payload`, :func:`user_prompt_payload`.
+:func:`session_end_payload`, :func:`user_prompt_payload`; :func:`event_from`
+turns a payload into the event record a hook receives.
 
 End to end, through a real subprocess as Claude Code would run it:
 :func:`run_hook`.
@@ -100,40 +101,49 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: Opt
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
+def event_from(payload: Mapping[str, Any]) -> Any:
+    """The event record the core would pass to a hook for ``payload`` (None if omcm has no hook for it)."""
+    from omcm_core._runtime.payload import parse_event
+
+    return parse_event(dict(payload))
+
+
 def assert_valid_response(event_name: str, response: Any) -> None:
     """Fail unless ``response`` is something Claude Code accepts for ``event_name``.
 
     ``response`` is the parsed stdout (None for empty stdout).
     """
-    from omcm_core._runtime import merge
+    from omcm_core.events import TEXT_CAP, spec_for
 
     if response is None:
         return
     assert isinstance(response, dict), f"stdout must be a JSON object, got {type(response).__name__}"
     allowed_top = {"continue", "stopReason", "systemMessage", "suppressOutput", "decision", "reason", "hookSpecificOutput"}
     assert set(response) <= allowed_top, f"unexpected keys {set(response) - allowed_top}"
+    spec = spec_for(event_name)
+    assert spec is not None, f"omcm answers nothing to {event_name}"
     if "decision" in response:
-        assert event_name in merge._BLOCK_EVENTS and response["decision"] == "block"
+        assert spec.block and response["decision"] == "block"
         assert isinstance(response.get("reason"), str) and response["reason"]
     if "continue" in response:
-        assert response["continue"] is False and event_name not in merge._NO_CONTINUE
+        assert response["continue"] is False and spec.halt
     if "systemMessage" in response:
-        assert event_name not in merge._NO_SYSTEM_MESSAGE
-        assert isinstance(response["systemMessage"], str) and len(response["systemMessage"]) <= merge.TEXT_CAP
+        assert spec.system_message
+        assert isinstance(response["systemMessage"], str) and len(response["systemMessage"]) <= TEXT_CAP
     specific = response.get("hookSpecificOutput")
     if specific is not None:
         assert specific.get("hookEventName") == event_name, "hookSpecificOutput needs hookEventName"
         allowed = {"hookEventName"}
-        if event_name in merge._CONTEXT_EVENTS:
+        if spec.context:
             allowed.add("additionalContext")
-        if event_name == "PreToolUse":
+        if spec.permission:
             allowed |= {"permissionDecision", "permissionDecisionReason", "updatedInput"}
             decision = specific.get("permissionDecision")
             assert decision in (None, "allow", "deny", "ask", "defer")
             if decision in ("deny", "defer"):
                 assert "updatedInput" not in specific
         assert set(specific) <= allowed, f"keys not valid for {event_name}: {set(specific) - allowed}"
-        assert len(specific.get("additionalContext", "")) <= merge.TEXT_CAP
+        assert len(specific.get("additionalContext", "")) <= TEXT_CAP
 
 
 class Dispatcher:

@@ -12,8 +12,9 @@ sessions to their plugins.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 
 def _blocks(message: Any) -> list[dict]:
@@ -30,7 +31,7 @@ def _result_text(block: dict) -> str:
     return ""
 
 
-def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) -> dict[str, Any]:
+def _base(entry: dict, session_id: str | None, transcript: Path, event: str) -> dict[str, Any]:
     payload = {
         "session_id": entry.get("sessionId") or session_id or transcript.stem,
         "transcript_path": str(transcript),
@@ -45,22 +46,37 @@ def _base(entry: dict, session_id: Optional[str], transcript: Path, event: str) 
     return payload
 
 
-def transcript_entries(path: Path) -> Iterator[dict]:
-    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+def read_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[dict]:
+    """The JSON objects of a JSONL file, one per line, in file order; other and damaged lines are skipped.
+
+    With ``max_bytes`` only the file's last ``max_bytes`` are read, less the
+    line the window cuts (logs and transcripts grow without bound). ``OSError``
+    from opening the file reaches the caller.
+    """
+    with open(path, "rb") as fh:
+        if max_bytes is not None:
+            start = max(0, fh.seek(0, 2) - max_bytes)
+            fh.seek(max(0, start - 1))
+            if start and fh.read(1) != b"\n":
+                fh.readline()  # the rest of the cut line
+        for raw in fh:
             try:
-                entry = json.loads(line)
+                entry = json.loads(raw.decode("utf-8", "replace"))
             except ValueError:
                 continue
             if isinstance(entry, dict):
                 yield entry
 
 
-def replay_transcript(path: Path, session_id: Optional[str] = None) -> Iterator[dict[str, Any]]:
+def transcript_entries(path: Path) -> Iterator[dict]:
+    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
+    return read_jsonl(path)
+
+
+def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield hook payloads in transcript order. Unreadable lines are skipped."""
     path = Path(path)
-    pending: dict[str, tuple[dict, dict]] = {}  # tool_use_id -> (tool_use block, its line)
+    pending: dict[Any, tuple[dict, dict]] = {}  # tool_use_id (any JSON value) -> (tool_use block, its line)
     for entry in transcript_entries(path):
         kind = entry.get("type")
         if kind == "assistant":

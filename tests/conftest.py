@@ -19,7 +19,9 @@ def bash_guard_site(tmp_path_factory):
     src = work / "src"
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "wheels"), str(src)], check=True)
+    subprocess.run(
+        pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "wheels"), str(src)], check=True
+    )
     wheel = next((work / "wheels").glob("omcm_bash_guard-*.whl"))
     subprocess.run(pip + ["install", "--no-deps", "--target", str(work / "site"), str(wheel)], check=True)
     return work / "site"

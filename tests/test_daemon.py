@@ -14,6 +14,8 @@ import omcm_core
 from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload, run_hook
 
+pytestmark = pytest.mark.slow
+
 CODE = Path(omcm_core.__file__).resolve().parent  # the installed package, as the hook runs it
 CLIENT_DIR = CODE / "_runtime"  # fast_hook.py imports client.py from here
 # What the client's path must not import: the dispatcher's stack, and the

@@ -150,3 +150,80 @@ def test_plugins_get_a_safe_project_dir(omcm_dispatch, tmp_path):
     dispatch(pre_tool_payload("Read", cwd="C:\\Users\\someone\\Project"))  # a Windows path replayed here
     dispatch(pre_tool_payload("Read", cwd=str(tmp_path / "missing")))
     assert seen == [tmp_path, None, None]
+
+
+def test_a_breaker_closes_when_the_plugin_code_changes(omcm_dispatch, omcm_home, tmp_path, monkeypatch):
+    import importlib
+    import os
+
+    source = tmp_path / "omcm_flaky_guard.py"
+    source.write_text(
+        "from omcm_core import Result, hookimpl\n\nCALLS = []\n\n@hookimpl\ndef pre_tool(event):\n"
+        "    CALLS.append(1)\n    raise ValueError('broken')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("omcm_flaky_guard")
+    dispatch = omcm_dispatch(names={"flaky-guard": module})
+    for _ in range(4):
+        dispatch(pre_tool_payload("Bash"))
+    assert len(module.CALLS) == 3  # the 4th call was kept out by the open breaker
+    stat = source.stat()
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a fix was saved
+    dispatch(pre_tool_payload("Bash"))
+    assert len(module.CALLS) == 4
+    assert "breaker_reset_code_changed" in (omcm_home / "logs" / "omcm.jsonl").read_text()
+
+
+def test_a_fail_closed_guard_kept_out_by_its_breaker_still_denies(omcm_dispatch, omcm_home):
+    omcm_home.mkdir(parents=True)
+    (omcm_home / "config.toml").write_text('[core]\nfail_closed = ["guard"]\n')
+    dispatch = omcm_dispatch(names={"guard": Raiser(), "ctx": Context()})
+    decisions = [dispatch(pre_tool_payload("Bash"))["hookSpecificOutput"]["permissionDecision"] for _ in range(5)]
+    assert decisions == ["deny"] * 5
+    from omcm_core._runtime.breaker import reset_breaker
+
+    assert reset_breaker(omcm_home, "guard") and not reset_breaker(omcm_home, "guard")
+
+
+def test_tryfirst_and_trylast_order_the_answers(omcm_dispatch):
+    class First:
+        @hookimpl(tryfirst=True)
+        def pre_tool(self, event):
+            return Result(additional_context="first")
+
+    class Last:
+        @hookimpl(trylast=True)
+        def pre_tool(self, event):
+            return Result(additional_context="last")
+
+    dispatch = omcm_dispatch(names={"a-last": Last(), "m-ctx": Context(), "z-first": First()})
+    assert dispatch(pre_tool_payload("Edit"))["hookSpecificOutput"]["additionalContext"] == "first\n\nctx:Edit\n\nlast"
+
+
+def test_a_hook_wrapper_is_refused_loudly():
+    import pytest
+
+    from omcm_core._runtime.manager import Manager
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def pre_tool(self, event):
+            return (yield)
+
+    manager = Manager()
+    info = manager.register(Wrapper(), name="wrapper")
+    assert not info.enabled and "hook wrappers are not supported (pre_tool)" in info.why
+    assert manager.implementations("pre_tool") == [] and "wrapper" in manager.broken()
+    with pytest.raises(ValueError, match="wrapper"):
+        from omcm_core.testing import Dispatcher
+
+        Dispatcher({"wrapper": Wrapper()}, {})
+
+
+def test_listing_or_resetting_breakers_creates_no_store(tmp_path):
+    from omcm_core._runtime.breaker import open_breakers, reset_breaker
+
+    home = tmp_path / "fresh-home"
+    assert open_breakers(home, None, {"OMCM_HOME": str(home)}) == set()
+    assert reset_breaker(home, "anything") is False
+    assert not home.exists()

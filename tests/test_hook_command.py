@@ -7,6 +7,7 @@ import pytest
 from omcm_core.testing import assert_valid_response, pre_tool_payload, run_hook
 
 
+@pytest.mark.slow
 def test_every_real_payload_gives_nothing_or_valid_json_with_all_plugins(shared_fixtures, tmp_path):
     env = {"OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(tmp_path / "project")}
     (tmp_path / "project").mkdir()
@@ -42,8 +43,12 @@ def test_python_dash_m_and_console_script_agree(tmp_path):
     from pathlib import Path
 
     script = Path(sys.executable).parent / "omcm"
-    payload = json.dumps(pre_tool_payload("Read", {"file_path": "/x"})).encode()
-    env = {"OMCM_HOME": str(tmp_path), "OMCM_LOAD_PLUGINS": "", "OMCM_DAEMON": "0"}
-    a = run_hook(payload, env=env)
-    b = subprocess.run([str(script), "hook"], input=payload, capture_output=True, env={**__import__("os").environ, **env})
-    assert (a.returncode, a.stdout) == (b.returncode, b.stdout) == (0, b"")
+    payload = json.dumps(pre_tool_payload("Bash", {"command": "ls"})).encode()
+    # A real plugin that answers this very call (tool-counter at a threshold of one Bash call),
+    # each route with a fresh home so neither sees the other's count.
+    env = {"OMCM_LOAD_PLUGINS": "tool-counter", "OMCM__TOOL_COUNTER__BASH_THRESHOLD": "1", "OMCM_DAEMON": "0", "LANG": "en_US.UTF-8"}
+    a = run_hook(payload, env={**env, "OMCM_HOME": str(tmp_path / "a")})
+    b = subprocess.run([str(script), "hook"], input=payload, capture_output=True,
+                       env={**__import__("os").environ, **env, "OMCM_HOME": str(tmp_path / "b")})
+    assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
+    assert a.returncode == 0 and "Bash" in json.loads(a.stdout)["hookSpecificOutput"]["additionalContext"]

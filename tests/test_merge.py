@@ -68,7 +68,7 @@ CASES = [
     (
         "continue false wins over allow",
         "PreToolUse",
-        [("a", R(permission="allow")), ("b", R(stop=True, stop_reason="halt"))],
+        [("a", R(permission="allow")), ("b", R(halt=True, halt_reason="halt"))],
         {
             "continue": False,
             "stopReason": "halt",
@@ -105,7 +105,7 @@ CASES = [
         [("a", R(additional_context="memory"))],
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "memory"}},
     ),
-    ("session end renders nothing", "SessionEnd", [("a", R(additional_context="x", system_message="y", stop=True))], None),
+    ("session end renders nothing", "SessionEnd", [("a", R(additional_context="x", system_message="y", halt=True))], None),
     (
         "stop block needs a reason",
         "Stop",
@@ -113,7 +113,32 @@ CASES = [
         {"decision": "block", "reason": "Blocked by an omcm plugin."},
     ),
     ("stop takes no context", "Stop", [("a", R(additional_context="x"))], None),
+    (
+        "stop: a non-blocking reason rides along after the block reasons",
+        "Stop",
+        [("a-notes", R(reason="remember X")), ("b", R(block=True, reason="keep going")), ("c", R(block=True, reason="tests fail"))],
+        {"decision": "block", "reason": "keep going\ntests fail\n\nremember X"},
+    ),
+    (
+        "subagent stop: rides along even after the default block reason",
+        "SubagentStop",
+        [("a", R(block=True)), ("b", R(reason="remember X"))],
+        {"decision": "block", "reason": "Blocked by an omcm plugin.\n\nremember X"},
+    ),
+    ("stop: a non-blocking reason alone is dropped", "Stop", [("a", R(reason="remember X"))], None),
+    (
+        "post tool: a non-blocking reason does not ride along",
+        "PostToolUse",
+        [("a", R(reason="remember X")), ("b", R(block=True, reason="bad"))],
+        {"decision": "block", "reason": "bad"},
+    ),
     ("pre compact drops system message", "PreCompact", [("a", R(system_message="x"))], None),
+    (
+        "stop failure output is ignored by Claude Code",
+        "StopFailure",
+        [("a", R(block=True, reason="r", additional_context="x", system_message="y", halt=True))],
+        None,
+    ),
     (
         "user prompt block",
         "UserPromptSubmit",
@@ -136,8 +161,27 @@ def test_text_is_capped_at_claude_codes_limit():
 
 
 def test_merge_does_not_depend_on_anything_but_its_arguments():
-    answers = [("b", R(permission="ask")), ("a", R(permission="allow", additional_context="c"))]
-    assert merge("PreToolUse", answers) == merge("PreToolUse", list(answers))
+    first = [("b", R(permission="ask", additional_context="from b")), ("a", R(updated_input={"command": "ls"}, additional_context="from a"))]
+    second = [("c", R(permission="deny", reason="no"))]
+    given = list(first)
+    expected_first = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "updatedInput": {"command": "ls"},
+            "additionalContext": "from b\n\nfrom a",  # the order given, not plugin-name order
+        }
+    }
+    expected_second = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+    out = merge("PreToolUse", given)
+    assert out == expected_first
+    assert given == first  # the caller's list is left as it was
+    out["hookSpecificOutput"]["updatedInput"]["command"] = "rm -rf /"  # the answer is the caller's to change
+    assert first[1][1].updated_input == {"command": "ls"}
+    # Nothing carries over from one call to the next.
+    assert merge("PreToolUse", second) == expected_second
+    assert merge("PreToolUse", first) == expected_first
+    assert merge("PreToolUse", []) is None
 
 
 def test_result_rejects_unknown_permission():

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from omcm_core import hookspecs
-from omcm_core._cli.install import HOOK_EVENTS, TIMEOUTS
+from omcm_core.events import EVENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,16 +29,20 @@ def test_hooks_json_registers_every_event_the_repo_plugins_use():
     for pyproject in (ROOT / "plugins").glob("*/pyproject.toml"):
         package = re.search(r'=\s*"(omcm_[a-z_]+)"', pyproject.read_text().split("[project.entry-points.omcm]")[1]).group(1)
         source = "\n".join(p.read_text() for p in pyproject.parent.rglob("*.py") if "tests" not in p.parts)
-        for hook, events in HOOK_EVENTS.items():
-            if re.search(rf"def {hook}\(", source):
-                used.update(events)
+        for spec in EVENTS.values():
+            if re.search(rf"def {spec.hook}\(", source):
+                used.add(spec.name)
         assert package
-    assert used <= set(hooks), f"events used but not registered: {used - set(hooks)}"
+    # Events newer clients only know (min_client) stay out: an older client that meets an unknown
+    # event name rejects the whole file. `omcm install` registers them after checking the version.
+    gated = {spec.name for spec in EVENTS.values() if spec.min_client}
+    assert used - gated <= set(hooks), f"events used but not registered: {used - gated - set(hooks)}"
+    assert not gated & set(hooks), f"version-gated events in hooks.json: {gated & set(hooks)}"
     for event, groups in hooks.items():
         (handler,) = [h for g in groups for h in g["hooks"]]
         assert handler["type"] == "command"
         assert handler["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/omcm-hook" {event}'  # path quoted
-        assert handler["timeout"] == TIMEOUTS[event]
+        assert handler["timeout"] == EVENTS[event].timeout_s
         assert handler["timeout"] < 100  # seconds, not milliseconds
     assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 1.5
 
@@ -58,4 +62,7 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     first_block = readme.split("```")[1].strip().splitlines()
     assert [line.split("#")[0].strip() for line in first_block] == ["python3 dev.py demo", "python3 dev.py test"]
-    assert "python3 dev.py test" in (ROOT / ".ci" / "run").read_text().splitlines()[-1]
+    # CI runs the README's command as its first step, before the linters and the matrix cells.
+    commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    commands = [line for line in commands if line and not line.startswith(("#", "set ", "cd "))]
+    assert commands[0] == "python3 dev.py test"

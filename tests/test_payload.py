@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import PayloadError, parse_event
+from omcm_core.events import EVENTS
 from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
 
 
@@ -27,6 +28,42 @@ def test_every_real_payload_parses(shared_fixtures):
             if not hasattr(event, key):
                 assert event.extra[key] == value
     assert parsed > 80
+
+
+# A PostToolUse payload as Claude Code records it, plus keys a newer Claude Code
+# might add: none of the recorded payloads has a key omcm does not model.
+NEWER_CLAUDE_CODE = {
+    "session_id": "e791a149-a17b-4b24-b2d4-90d3c14e1a95",
+    "transcript_path": "/home/u/.claude/projects/-home-u-p/e791a149-a17b-4b24-b2d4-90d3c14e1a95.jsonl",
+    "cwd": "/home/u/p",
+    "permission_mode": "bypassPermissions",
+    "hook_event_name": "PostToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls", "description": "List files"},
+    "tool_response": {"stdout": "a", "stderr": "", "interrupted": False, "isImage": False},
+    "tool_use_id": "toolu_018NHcrsCh3jEFicWLoFQy2f",
+    "sandbox": {"enabled": True, "profile": ["net", "fs"]},
+    "retry_count": 0,
+    "extra": "a key named like omcm's own field",
+}
+
+
+def test_unknown_keys_are_kept_in_extra_verbatim():
+    event = parse_event(NEWER_CLAUDE_CODE)
+    assert isinstance(event, PostToolEvent) and event.tool_name == "Bash" and event.succeeded is True
+    assert event.extra == {
+        "sandbox": {"enabled": True, "profile": ["net", "fs"]},
+        "retry_count": 0,
+        "extra": "a key named like omcm's own field",
+    }
+
+
+def test_unknown_key_added_to_every_real_payload_is_kept(shared_fixtures):
+    for path in sorted((shared_fixtures / "hook-payloads").glob("*.json")):
+        payload = {**json.loads(path.read_text(encoding="utf-8")), "from_the_future": [1, {"x": None}]}
+        event = parse_event(payload)
+        if event is not None:
+            assert event.extra == {"from_the_future": [1, {"x": None}]}, path.name
 
 
 def test_old_shape_without_tool_use_id_and_permission_mode(shared_fixtures):
@@ -92,3 +129,12 @@ def test_records_are_frozen():
     event = parse_event({"hook_event_name": "SessionEnd", "reason": "clear"})
     with pytest.raises(AttributeError):
         event.reason = "other"
+
+
+def test_stop_failure_record():
+    event = parse_event(
+        {"hook_event_name": "StopFailure", "session_id": "s", "error": "rate_limit",
+         "error_details": {"status": 429}, "last_assistant_message": "partial"}
+    )
+    assert (event.error, event.error_details, event.last_assistant_message) == ("rate_limit", {"status": 429}, "partial")
+    assert EVENTS["StopFailure"].hook == "stop_failure" and event.extra == {}

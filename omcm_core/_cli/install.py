@@ -19,34 +19,34 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from omcm_core.events import EVENTS, events_for_hooks  # noqa: F401  (cli imports events_for_hooks from here)
 from omcm_core.files import atomic_write_bytes, atomic_write_json
 from omcm_core.paths import ensure_private_dir
 
-#: Hook event -> timeout in seconds. SessionEnd hooks share 1.5 s in Claude Code.
-TIMEOUTS = {
-    "PreToolUse": 10,
-    "PostToolUse": 15,
-    "PostToolUseFailure": 15,
-    "SessionStart": 20,
-    "SessionEnd": 1.5,
-    "UserPromptSubmit": 10,
-    "Stop": 10,
-    "SubagentStop": 10,
-    "PreCompact": 10,
-}
-HOOK_EVENTS = {
-    "pre_tool": ["PreToolUse"],
-    "post_tool": ["PostToolUse", "PostToolUseFailure"],
-    "session_start": ["SessionStart"],
-    "session_end": ["SessionEnd"],
-    "user_prompt_submit": ["UserPromptSubmit"],
-    "stop": ["Stop", "SubagentStop"],
-    "pre_compact": ["PreCompact"],
-}
-
-
 class InstallError(Exception):
     pass
+
+
+def client_version(timeout_s: float = 10) -> Optional[str]:
+    """The version of the ``claude`` on PATH (``2.1.330 (Claude Code)`` -> ``2.1.330``), or None."""
+    import re
+    import shutil
+    import subprocess
+
+    exe = shutil.which("claude")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=timeout_s).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"\b(\d+\.\d+\.\d+)\b", out)
+    return match.group(1) if match else None
+
+
+def _timeout(event: str) -> float:
+    spec = EVENTS.get(event)
+    return spec.timeout_s if spec is not None else 10
 
 
 def settings_path(scope: str, project: Optional[Path]) -> Path:
@@ -74,10 +74,14 @@ def compile_client() -> None:
     PYTHONDONTWRITEBYTECODE leaves none, and compiling client.py then costs
     ~0.8 ms per hook. A read-only install keeps whatever it has.
     """
+    for name in ("client.py", "wire.py"):  # wire.py: the protocol module client.py imports
+        _compile(str(Path(__file__).resolve().parent.parent / "_runtime" / name))
+
+
+def _compile(source: str) -> None:
     import importlib.util
     import py_compile
 
-    source = str(Path(__file__).resolve().parent.parent / "_runtime" / "client.py")
     try:
         py_compile.compile(source, cfile=importlib.util.cache_from_source(source), doraise=True)
     except (OSError, py_compile.PyCompileError):
@@ -90,14 +94,6 @@ def hook_command(event: str, base: Optional[list[str]] = None) -> str:
     if os.name == "nt":  # pragma: no cover
         return " ".join(f'"{p}"' if " " in p else p for p in parts)
     return " ".join(shlex.quote(p) for p in parts)
-
-
-def events_for_hooks(hooks: set[str]) -> list[str]:
-    events = []
-    for hook, names in HOOK_EVENTS.items():
-        if hook in hooks:
-            events.extend(names)
-    return events
 
 
 def _manifest_path(home: Path, settings: Path) -> Path:
@@ -154,7 +150,7 @@ def install(home: Path, settings: Path, events: list[str], base: Optional[list[s
         )
         if present:
             continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": TIMEOUTS.get(event, 10)}]})
+        groups.append({"hooks": [{"type": "command", "command": command, "timeout": _timeout(event)}]})
         added.append({"event": event, "command": command})
     if not added or (previous and len(added) == len(previous["added"])):
         return {"settings": str(settings), "added": [], "already": True}

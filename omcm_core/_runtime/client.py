@@ -9,14 +9,18 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
 (~0.4 ms), compiling this file instead of loading its bytecode (~0.8 ms).
 
 1. If a warm dispatcher (``omcm_core._runtime.daemon``) listens on this installation's
-   socket, the payload goes there and the answer comes back (a few ms).
-2. Otherwise it starts one in the background for the next call and answers
-   this call in process, with the same code (``omcm_core._runtime.dispatch.handle``),
-   so both paths give identical answers.
+   socket, in a folder verified to be ours (owner, mode 0700, not a symlink) and
+   run by our uid (SO_PEERCRED), the call goes there (see ``wire.py`` for the
+   protocol) with the environment subset a call may depend on (``wire.call_env``,
+   never the whole environment), the umask and the working directory.
+2. Otherwise, or when the dispatcher did not accept the call (busy, stopping,
+   stopped, past the deadline, reset), it answers in process with the same code
+   (``omcm_core._runtime.dispatch.handle``), so both paths give identical answers,
+   and starts a dispatcher for the next call if none runs (``starter.py``).
 
-A request the daemon accepted is never run twice: if the daemon fails after
-accepting, the client answers nothing (fail open) instead of re-running
-plugins in process. Set ``OMCM_DAEMON=0`` to always answer in process.
+A call the dispatcher accepted is never run twice: if its answer never comes,
+the client logs ``daemon_answer_lost`` and answers nothing (fail open).
+Set ``OMCM_DAEMON=0`` to always answer in process.
 """
 
 import sys
@@ -26,10 +30,18 @@ try:
 except ImportError:  # Windows: no posix module and no AF_UNIX, so always in process
     import os as _os
 
-PROTOCOL = b"OMCM1"
-ACCEPTED = b"OMCM1 accepted\n"
-FALLBACK = "fallback"
+if __package__:  # imported as omcm_core._runtime.client
+    from omcm_core._runtime import wire
+else:  # fast_hook.py: a top-level module beside wire.py
+    import wire
+
 _POSIX = _os.__name__ == "posix"
+#: How long a call waits for the dispatcher's verdict before answering in process
+#: itself (a stopped or stuck dispatcher); OMCM_DAEMON_ACCEPT_MS overrides.
+ACCEPT_S = 0.75
+#: After the verdict, how long to wait for the answer: below each event's timeout
+#: registered with Claude Code (SessionEnd hooks share 1.5 s).
+ANSWER_S = {b"SessionEnd": 1.2, b"PreToolUse": 8.0, b"UserPromptSubmit": 8.0}
 
 
 def _fnv1a(data: bytes) -> int:
@@ -64,15 +76,34 @@ def with_absolute_home(environ: dict) -> dict:
     return environ
 
 
-def socket_path_bytes(environ, executable: bytes) -> bytes:
-    """The daemon's socket for this interpreter, search path and home (``environ`` in bytes)."""
+def installation() -> bytes:
+    """What names this installation: the interpreter's folder and version, and omcm_core's folder.
+
+    Not the interpreter's spelling: ``venv/bin/python`` and ``venv/bin/python3``
+    are one installation and must find one dispatcher (``sys.prefix`` would do,
+    but ``-S`` leaves it at the base interpreter's). Resolved through symlinks when
+    imported from the package; fast_hook.py's own path is resolved at install.
+    """
+    here, bindir = __file__.rpartition("/")[0], sys.executable.rpartition("/")[0]
+    if __package__:
+        import os
+
+        here, bindir = os.path.realpath(here), os.path.realpath(bindir)
+    return b"%s\0%d\0%s" % (bindir.encode("utf-8", "surrogateescape"), sys.hexversion >> 16, here.encode("utf-8", "surrogateescape"))
+
+
+def socket_path_bytes(environ, install: bytes) -> bytes:
+    """The daemon's socket for this installation, search path and home (``environ`` in bytes)."""
     user_home = _user_home(environ)
     omcm_home = environ.get(b"OMCM_HOME") or user_home + b"/.omcm"
-    key = b"\0".join([executable, environ.get(b"PYTHONPATH", b""), environ.get(b"OMCM_HOME", b""), user_home])
+    key = b"\0".join([install, environ.get(b"PYTHONPATH", b""), environ.get(b"OMCM_HOME", b""), user_home])
     name = b"dispatcher-%016x.sock" % _fnv1a(key)
     path = omcm_home + b"/run/" + name
     if len(path) < 100:  # AF_UNIX paths are limited to about 100 bytes
         return path
+    runtime = environ.get(b"XDG_RUNTIME_DIR")  # per user, 0700, made by the login manager
+    if runtime and runtime.startswith(b"/") and len(runtime) + len(name) < 90:
+        return runtime + b"/omcm/" + name
     return b"/tmp/omcm-%d/" % _os.getuid() + name
 
 
@@ -82,54 +113,82 @@ def socket_path(env=None) -> str:
 
     env = os.environ if env is None else env
     environ = with_absolute_home({os.fsencode(k): os.fsencode(v) for k, v in env.items()})
-    return os.fsdecode(socket_path_bytes(environ, os.fsencode(sys.executable)))
+    return os.fsdecode(socket_path_bytes(environ, installation()))
 
 
-def encode_request(argv_event: str, environ, raw: bytes) -> bytes:
-    """The request: protocol line, event, lengths, then the environment (bytes) and payload."""
-    env_block = b"\0".join(k + b"=" + v for k, v in environ.items() if b"\0" not in k + v)
-    head = b"\n".join([PROTOCOL, argv_event.encode(), b"%d" % len(env_block), b"%d" % len(raw)])
-    return head + b"\n" + env_block + raw
+def socket_problem(path: bytes, uid: int = -1):
+    """Why the socket at ``path`` must not be used, or None.
+
+    Its folder must be a real folder (not a symlink) owned by us with mode 0700,
+    so no other user can have put or replaced anything in it.
+    """
+    uid = _os.getuid() if uid < 0 else uid
+    folder = path.rpartition(b"/")[0]
+    try:
+        st = _os.lstat(folder)
+    except OSError:
+        return None  # no folder, so no daemon either: the caller will start one
+    if st.st_mode & 0o170000 != 0o040000:
+        return "the socket folder %s is not a folder (a symlink?)" % folder.decode("utf-8", "replace")
+    if st.st_uid != uid or st.st_mode & 0o777 != 0o700:
+        return "the socket folder %s is owned by uid %d with mode %o, not by us with 700" % (
+            folder.decode("utf-8", "replace"), st.st_uid, st.st_mode & 0o777)
+    try:
+        st = _os.lstat(path)
+    except OSError:
+        return None
+    if st.st_mode & 0o170000 != 0o140000:
+        return "%s is not a socket" % path.decode("utf-8", "replace")
+    return None
 
 
-def _recv_all(sock) -> bytes:
-    chunks = []
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+def call_daemon(path: bytes, request: bytes, accept_s: float, answer_s: float):
+    """(exit code, stdout, stderr) from the daemon at ``path``.
 
-
-def ask_daemon(path, argv_event: str, environ, raw: bytes, timeout: float = 60.0):
-    """(exit code, stdout, stderr) from the daemon, or ``FALLBACK`` to answer in process.
-
-    Raises OSError when no daemon is listening.
+    Raises :class:`wire.NotRun` when the call certainly did not run (answer in
+    process), :class:`wire.Lost` when it was accepted but not answered, and
+    ``FileNotFoundError``/``ConnectionRefusedError`` when no daemon listens.
     """
     import _socket  # the C module: `socket` would also import enum, selectors and more
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    data = bytearray()
     try:
-        sock.settimeout(timeout)
+        sock.settimeout(accept_s)
         sock.connect(path)
-        sock.sendall(encode_request(argv_event, environ, raw))
-        sock.shutdown(_socket.SHUT_WR)
-        reply = _recv_all(sock)
+        peer = wire.peer_uid(sock)
+        if peer not in (-1, _expected_uid()):
+            raise wire.NotRun("the process at %s runs as uid %d, not as us" % (path.decode("utf-8", "replace"), peer))
+        try:
+            sock.sendall(request)
+            sock.shutdown(_socket.SHUT_WR)
+            wire.receive(sock, data, _deadline(request, accept_s), line_only=True)
+        except OSError as exc:  # reset, broken pipe, timeout: the daemon never accepted
+            if b"\n" not in data:
+                raise wire.NotRun("no verdict: %s" % exc) from None
+        wire.first_line(data)
+        try:
+            wire.receive(sock, data, _monotonic() + answer_s)
+        except OSError as exc:
+            raise wire.Lost("accepted, then: %s" % exc) from None
     finally:
         sock.close()
-    if not reply:
-        return FALLBACK  # closed before accepting (e.g. it was shutting down): nothing ran
-    accepted = reply.startswith(ACCEPTED)
-    if accepted:
-        reply = reply[len(ACCEPTED) :]
-    head, _, body = reply.partition(b"\n\n")
-    fields = head.split(b"\n")
-    if len(fields) != 4 or fields[0] != PROTOCOL:
-        if not accepted and fields[:2] == [PROTOCOL, b"fallback"]:
-            return FALLBACK
-        return 0, b"", b""  # accepted but the answer broke off: fail open, never run twice
-    code, out_len, err_len = int(fields[1]), int(fields[2]), int(fields[3])
-    return code, body[:out_len], body[out_len : out_len + err_len]
+    return wire.decode_done(data[len(wire.ACCEPTED) :])
+
+
+def _expected_uid() -> int:
+    return _os.getuid()
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _deadline(request: bytes, accept_s: float) -> float:
+    # The daemon refuses after accept_by; wait a little longer for that refusal or its verdict.
+    return float(request.split(b" ", 3)[2]) + min(0.25, accept_s)
 
 
 def _enable_site() -> None:
@@ -146,44 +205,66 @@ def _str_env(environ) -> dict:
     return {os.fsdecode(k): os.fsdecode(v) for k, v in environ.items()}
 
 
-def start_daemon(env) -> None:
-    """Start the warm dispatcher in the background; it refuses to run twice."""
-    _enable_site()
-    import os
-
-    from omcm_core.background import omcm_argv, spawn_detached
-
-    # From / so the daemon holds no project folder and its sys.path[0] is harmless.
-    spawn_detached(omcm_argv("daemon", "run"), env=env, cwd=os.path.abspath(os.sep))
+def _umask() -> int:
+    mask = _os.umask(0o077)
+    _os.umask(mask)
+    return mask
 
 
-def answer(args, raw: bytes):
+def ask(environ: dict, event: bytes, env: dict, raw: bytes):
+    """(exit code, stdout, stderr) from the warm dispatcher, or (None, why not, start one?)."""
+    install = installation()
+    path = socket_path_bytes(environ, install)
+    problem = socket_problem(path)
+    if problem:
+        return None, problem, False
+    try:
+        accept_s = int(environ.get(b"OMCM_DAEMON_ACCEPT_MS", b"750")) / 1000
+    except ValueError:
+        accept_s = ACCEPT_S
+    accept_by = _monotonic() + accept_s
+    request = wire.encode_request(wire.CALL, event, env, raw, _os.getcwdb(), _umask(), accept_by)
+    try:
+        return call_daemon(path, request, accept_s, ANSWER_S.get(event, 12.0))
+    except (FileNotFoundError, ConnectionRefusedError):
+        return None, None, True
+    except wire.NotRun as exc:
+        return None, str(exc), False
+    except OSError as exc:  # connect timed out, too many open files...: nothing was sent
+        return None, "cannot reach the dispatcher: %s" % exc, False
+
+
+def answer(args, raw: bytes, environ=None):
     """(exit code, stdout, stderr) for one payload: daemon first, then in process."""
     argv_event = args[0] if args else ""
     env = None
     if _POSIX:
-        environ = with_absolute_home(dict(_os.environ))
+        environ = with_absolute_home(dict(_os.environ if environ is None else environ))
+        env = wire.call_env(environ)
         if environ.get(b"OMCM_DAEMON", b"1") != b"0":
-            path = socket_path_bytes(environ, sys.executable.encode(sys.getfilesystemencoding(), "surrogateescape"))
             try:
-                result = ask_daemon(path, argv_event, environ, raw)
-            except (FileNotFoundError, ConnectionRefusedError):
-                result = FALLBACK
-                try:
-                    start_daemon(_str_env(environ))
-                except Exception:
-                    pass
-            except OSError:
-                # Sent but no answer (timeout, daemon died): never run the plugins twice.
-                return 0, b"", b""
-            if result != FALLBACK:
+                result = ask(environ, argv_event.encode("utf-8", "surrogateescape"), env, raw)
+            except wire.Lost as exc:
+                # It may have run: running it again could repeat a side effect. Say so, answer nothing.
+                result = (0, b"", b"")
+                _fallback(environ, env, None, False, "daemon_answer_lost: %s" % exc)
+            if result[0] is not None:
                 return result
-        env = _str_env(environ)
+            _fallback(environ, env, *result[1:])
+        env = _str_env(env)
     _enable_site()
     from omcm_core._runtime import dispatch
 
     outcome = dispatch.handle(raw, argv_event or None, env)
     return outcome.exit_code, outcome.stdout, outcome.stderr
+
+
+def _fallback(environ, env, why, start, lost=None) -> None:
+    """The slow path (the call is answered in process): log why, start a dispatcher if none runs."""
+    _enable_site()
+    from omcm_core._runtime import starter
+
+    starter.after_fallback(_str_env(environ), _str_env(env), why, start, lost)
 
 
 def main(args) -> int:

@@ -4,13 +4,19 @@
 dispatcher (``omcm_core._runtime.daemon``): both give byte-identical answers because both
 call this function. It never raises and never prints; bad input becomes one log
 line and an empty answer (exit 0).
+
+Read it top to bottom, it is the order of a call: payload -> event record
+(:func:`read_event`) -> the event's row in ``omcm_core.events`` -> the plugins
+implementing its hook, less those an open circuit breaker keeps out
+(:func:`_kept_out`) -> each plugin in name order within its budget
+(``Manager.call``) -> breakers updated -> fail-closed denials added
+(:func:`_fail_closed`) -> merge -> :class:`Reply`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -18,65 +24,28 @@ from typing import Any, Callable, Mapping, Optional
 from attrs import frozen
 
 from omcm_core import log
+from omcm_core._runtime.keeper import StoreKeeper
+from omcm_core._runtime.payload import resolve_project_dir
 from omcm_core.paths import omcm_home
 
 _logger = log.get_logger(component="dispatch")
 
 
 @frozen
-class Outcome:
+class Reply:
     """What the hook process prints and its exit code."""
 
     stdout: bytes = b""
     exit_code: int = 0
     #: Trace lines for people (OMCM_TRACE_PLUGINS=1); Claude Code ignores stderr on exit 0.
     stderr: bytes = b""
+    #: A plugin overran its budget (its thread may still run): the warm dispatcher retires.
+    overran: bool = False
 
 
-EMPTY = Outcome()
+EMPTY = Reply()
 _managers: dict[tuple, Any] = {}
-
-
-class StoreKeeper:
-    """Keeps a store connection open from one call to the next in a long-lived process.
-
-    Used by the warm dispatcher: connecting costs ~0.4 ms and closing the last
-    connection checkpoints the WAL (~0.7 ms), together most of a PreToolUse.
-    A kept connection is used again only while it still points at the file in
-    OMCM_HOME (not one moved aside or deleted since).
-    """
-
-    def __init__(self) -> None:
-        self._idle: dict[Path, Any] = {}
-        self._lock = threading.Lock()
-
-    def take(self, home: Path):
-        from omcm_core.store import Store
-
-        with self._lock:
-            store = self._idle.pop(home, None)
-        if store is not None and store.is_current():
-            return store
-        if store is not None:
-            store.close()
-        return Store(home)
-
-    def give_back(self, store) -> None:
-        if store.in_transaction:
-            _logger.warning("store_transaction_left_open")  # a plugin's BEGIN without COMMIT
-            store.close()
-            return
-        with self._lock:
-            previous = self._idle.get(store.home)
-            self._idle[store.home] = store
-        if previous is not None and previous is not store:
-            previous.close()
-
-    def close(self) -> None:
-        with self._lock:
-            stores, self._idle = list(self._idle.values()), {}
-        for store in stores:
-            store.close()
+__all__ = ["EMPTY", "Reply", "StoreKeeper", "handle", "manager_for", "read_event", "resolve_project_dir"]
 
 
 def manager_for(env: Mapping[str, str]):
@@ -90,48 +59,13 @@ def manager_for(env: Mapping[str, str]):
     return manager
 
 
-def reset_managers() -> None:
-    _managers.clear()
-
-
-def decode_payload(raw: bytes) -> Any:
-    """Bytes -> JSON value; raises ValueError with a readable message."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"payload is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not text.strip():
-        raise ValueError("payload is empty")
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("payload is nested too deeply") from None
-    except ValueError as exc:
-        raise ValueError(f"payload is not JSON ({exc})") from None
-
-
-def resolve_project_dir(env: Mapping[str, str], cwd: Optional[str]) -> Optional[Path]:
-    """CLAUDE_PROJECT_DIR, else cwd, only if it is an existing absolute directory here.
-
-    A Windows path replayed on Linux (``C:\\Users\\...``) is relative here and
-    would make plugins write below the dispatcher's own working directory.
-    """
-    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
-        if not candidate or "\x00" in candidate:
-            continue
-        path = Path(candidate)
-        if path.is_absolute() and path.is_dir():
-            return path
-    return None
-
-
 def handle(
     raw: bytes,
     argv_event: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     manager_factory: Callable[[Mapping[str, str]], Any] = manager_for,
     keeper: Optional[StoreKeeper] = None,
-) -> Outcome:
+) -> Reply:
     """Dispatch one payload to every enabled plugin and merge their answers.
 
     :param keeper: keeps the store connection open for the next call (the
@@ -142,7 +76,10 @@ def handle(
     log.configure(home, env.get("OMCM_LOG_LEVEL"))
     started = time.perf_counter()
     try:
-        return _handle(raw, argv_event, env, home, manager_factory, started, keeper)
+        event = read_event(raw, argv_event)
+        if event is None:
+            return EMPTY
+        return _answer(event, env, home, manager_factory(env), keeper, started)
     except BaseException as exc:  # the session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -150,102 +87,168 @@ def handle(
         return EMPTY
 
 
-def _handle(raw, argv_event, env, home, manager_factory, started, keeper) -> Outcome:
-    from omcm_core._runtime.payload import PayloadError, hook_name, parse_event
+def read_event(raw: bytes, argv_event: Optional[str]) -> Any:
+    """Payload bytes -> event record; None (logged) when the payload is bad or omcm has no hook for it."""
+    from omcm_core._runtime.payload import PayloadError, decode, parse_event
 
     try:
-        payload = decode_payload(raw)
+        payload = decode(raw)
         event = parse_event(payload, argv_event)
     except (ValueError, PayloadError) as exc:
-        _logger.error("bad_payload", error=str(exc)[:500], bytes=len(raw), argv_event=argv_event)
-        return EMPTY
+        from omcm_core.redact import mask_head  # only on this error path: masking costs an import
+
+        _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
+        return None
     if event is None:
         _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))
-        return EMPTY
+    return event
 
-    from omcm_core._runtime.breaker import Breaker
-    from omcm_core.config import Config, CoreConfig
-    from omcm_core.context import Context
-    from omcm_core._runtime.merge import dropped_fields, merge
-    from omcm_core.records import Result
-    from omcm_core.store import Store
 
-    name = event.hook_event_name
-    hook = hook_name(name)
-    manager = manager_factory(env)
-    if not manager.implementations(hook):
-        return EMPTY
-    project = resolve_project_dir(env, event.cwd)
-    config = Config.load(home, project, env)
-    core = config.section("core", CoreConfig)
-    budget_ms = core.session_end_budget_ms if name == "SessionEnd" else core.plugin_budget_ms
+class _Call:
+    """One event's call: its table row, config, and the store connection its plugins share.
 
-    # One connection for the whole call (connecting costs more than most plugins' work),
-    # unless a plugin overran: its thread may still be inside a transaction on it.
-    shared = {"store": keeper.take(home) if keeper is not None else Store(home)}
-    breaker = Breaker(shared["store"], core.breaker_threshold, core.breaker_cooldown_s)
-    contexts: list[Context] = []
+    One connection serves the whole call (connecting costs more than most
+    plugins' work), except after a plugin overran: its thread may still be
+    inside a transaction on it, so the plugins after it, the breaker update and
+    the keeper get a fresh one.
+    """
 
-    def ctx_for(plugin: str) -> Context:
-        ctx = Context(plugin, home, project, config, env, store=shared["store"])
-        contexts.append(ctx)
+    def __init__(self, event: Any, env: dict, home: Path, keeper: Optional[StoreKeeper]) -> None:
+        from omcm_core.config import Config, CoreConfig
+        from omcm_core.events import EVENTS
+        from omcm_core.store import Store
+
+        self.event, self.env, self.home, self.keeper = event, env, home, keeper
+        self.spec = EVENTS[event.hook_event_name]
+        self.project = resolve_project_dir(env, event.cwd)
+        self.config = Config.load(home, self.project, env)
+        self.core = self.config.section("core", CoreConfig)
+        self.budget_s = getattr(self.core, self.spec.budget) / 1000
+        self.store = keeper.take(home) if keeper is not None else Store(home)
+        self._contexts: list = []
+
+    def context_for(self, plugin: str) -> Any:
+        from omcm_core.context import Context
+
+        ctx = Context(plugin, self.home, self.project, self.config, self.env, store=self.store)
+        self._contexts.append(ctx)
         return ctx
 
-    def on_timeout(plugin: str) -> None:
-        shared["store"] = Store(home)
+    def after_overrun(self, plugin: str) -> None:
+        from omcm_core.store import Store
 
-    def skip(plugin: str) -> bool:
-        try:
-            is_open = breaker.is_open(plugin)
-        except Exception as exc:  # a broken store must not silence every plugin
-            _logger.error("breaker_unreadable", error=str(exc))
-            return False
-        if is_open:
-            _logger.warning("plugin_skipped_breaker_open", plugin=plugin, hook=hook)
-        return is_open
+        self.store = Store(self.home)
 
-    report = manager.call(hook, {"event": event}, budget_ms / 1000, skip, ctx_for, on_timeout)
-    answers, failures, succeeded = report.answers, report.failures, report.succeeded
-    breaker.store = shared["store"]  # not the one an overrunning plugin may still be using
-    _update_breakers(breaker, failures, succeeded)
-    for ctx in contexts:
-        ctx.close()
+    def finish(self) -> None:
+        for ctx in self._contexts:
+            ctx.close()
+        if self.keeper is not None:
+            self.keeper.give_back(self.store)
+        else:
+            self.store.close()
 
-    if name == "PreToolUse":
-        for failure in failures:
-            if failure.plugin in core.fail_closed:
-                answers.append(
-                    (
-                        failure.plugin,
-                        Result(
-                            permission="deny",
-                            reason=f"omcm: the {failure.plugin} check failed ({failure.kind}); denied to be safe.",
-                        ),
-                    )
-                )
-    for plugin, result in answers:
-        dropped = dropped_fields(name, result)
-        if dropped:
-            _logger.warning("result_fields_dropped", plugin=plugin, hook_event=name, fields=dropped)
-    response = merge(name, answers)
-    if keeper is not None:
-        keeper.give_back(shared["store"])
-    else:
-        shared["store"].close()
+
+def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[StoreKeeper], started: float) -> Reply:
+    from omcm_core._runtime.breaker import Breaker
+    from omcm_core._runtime.merge import merge
+    from omcm_core.events import EVENTS
+
+    spec = EVENTS[event.hook_event_name]
+    plugins = manager.implementations(spec.hook)
+    if not plugins and not (spec.permission and manager.broken()):  # a guard that did not load may still deny
+        return EMPTY
+    call = _Call(event, env, home, keeper)
+    try:
+        breaker = Breaker(call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s)
+        kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
+        chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
+        report = manager.call(call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun)
+        _record(breaker, report, call.store)
+    finally:
+        call.finish()
+    answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
+    _log_dropped(call.spec.name, answers)
+    response = merge(call.spec.name, answers)
     _logger.debug(
         "dispatched",
-        hook_event=name,
+        hook_event=call.spec.name,
         pid=os.getpid(),
         session_id=event.session_id,
-        plugins=len(succeeded) + len(failures),
-        failures=len(failures),
+        plugins=len(report.succeeded) + len(report.failures),
+        failures=len(report.failures),
         answered=response is not None,
         ms=round((time.perf_counter() - started) * 1000, 3),
     )
-    trace = _trace(name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
-    if response is None:
-        return Outcome(stderr=trace)
-    return Outcome(stdout=json.dumps(response).encode("ascii"), stderr=trace)
+    trace = _trace(call.spec.name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
+    stdout = json.dumps(response).encode("ascii") if response is not None else b""
+    # A plugin holding the GIL may finish before the timeout can fire: count its time too.
+    budget_ms = call.budget_s * 1000
+    overran = any(f.kind == "timeout" for f in report.failures) or any(ms > budget_ms for ms in report.timings_ms.values())
+    return Reply(stdout=stdout, stderr=trace, overran=overran)
+
+
+def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
+    """Plugins an open breaker keeps out of this call -> their failure count.
+
+    A breaker whose plugin's code changed since its last failure is closed
+    first: the new code deserves a call.
+    """
+    kept_out = {}
+    try:
+        for name in names:
+            state = breaker.state(name)
+            if state is None:
+                continue  # the common case: no failure on record, nothing to compute
+            if state.code and state.code != manager.code_id(name):
+                breaker.reset(name)
+                _logger.info("breaker_reset_code_changed", plugin=name)
+            elif breaker.is_open(name):
+                _logger.warning("plugin_skipped_breaker_open", plugin=name, hook=hook)
+                kept_out[name] = state.failures
+    except Exception as exc:  # a broken store must not silence every plugin
+        _logger.error("breaker_unreadable", error=str(exc))
+    return kept_out
+
+
+def _record(breaker: Any, report: Any, store: Any) -> None:
+    try:
+        breaker.record(report.failures, report.succeeded, store)
+    except Exception as exc:
+        _logger.error("breaker_update_failed", error=str(exc))
+
+
+def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> list:
+    """Denials standing in for security plugins (``[core] fail_closed``) that could not answer.
+
+    A guard that failed, is kept out by its breaker, or failed to load must keep
+    guarding: the call is denied, not allowed. Only events with a permission
+    (PreToolUse) can deny.
+    """
+    from omcm_core.records import Result
+
+    guards = set(call.core.fail_closed)
+    if not call.spec.permission or not guards:
+        return []
+    why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
+    for name, count in kept_out.items():
+        if name in guards:
+            why[name] = f"it is switched off by its circuit breaker after {count} failures; run `omcm plugins reset {name}` once fixed"
+    for name, problem in manager.broken().items():
+        if name in guards:
+            why[name] = f"it did not load ({problem})"
+    return [
+        (name, Result(permission="deny", reason=f"omcm: the {name} guard is unavailable: {reason}; denied to be safe."))
+        for name, reason in sorted(why.items())
+    ]
+
+
+def _log_dropped(event_name: str, answers: list) -> None:
+    from omcm_core._runtime.merge import dropped_fields
+
+    for plugin, result in answers:
+        dropped = dropped_fields(event_name, result)
+        if dropped:
+            _logger.warning("result_fields_dropped", plugin=plugin, hook_event=event_name, fields=dropped)
 
 
 def _trace(event_name: str, report) -> bytes:
@@ -263,13 +266,3 @@ def _trace(event_name: str, report) -> bytes:
                 entry["failed"] = f"{failure.kind}: {failure.detail}"
         lines.append("omcm-trace " + json.dumps(entry, ensure_ascii=False, default=str))
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
-
-
-def _update_breakers(breaker, failures, succeeded) -> None:
-    try:
-        for failure in failures:
-            breaker.record_failure(failure.plugin, f"{failure.kind}: {failure.detail}", failure.version)
-        for plugin in succeeded:
-            breaker.record_success(plugin)
-    except Exception as exc:
-        _logger.error("breaker_update_failed", error=str(exc))

@@ -2,7 +2,9 @@
 
 pluggy stops at the first exception and cannot time a call, so the manager
 drives each plugin's hookimpl itself (as devpi and llm do): one plugin at a
-time, in plugin-name order, each with a time budget (``omcm_core._runtime.budget``). A
+time, in plugin-name order (``tryfirst`` implementations before the rest,
+``trylast`` ones after; hook wrappers are refused: there is no call chain to
+wrap), each with a time budget (``omcm_core._runtime.budget``). A
 plugin that fails to import, raises, returns something that is not a Result,
 or overruns is skipped and logged with its name and version; the others still
 answer.
@@ -18,6 +20,7 @@ from attrs import define, field
 
 from omcm_core import hookspecs
 from omcm_core._runtime.budget import run_in_order
+from omcm_core._runtime.merge import result_problem
 from omcm_core.log import get_logger
 from omcm_core.records import Result
 
@@ -54,6 +57,8 @@ class Failure:
     version: str
     kind: str  # "raised", "timeout", "garbage"
     detail: str
+    #: ``Manager.code_id`` of the plugin when it failed; its breaker closes when that changes.
+    code: str = ""
 
 
 def _split(value: Optional[str]) -> Optional[set[str]]:
@@ -133,6 +138,18 @@ class Manager:
             info.enabled, info.why = False, f"invalid plugin: {exc}"
             _log.error("plugin_invalid", plugin=info.name, version=info.version, error=str(exc))
             return
+        wrappers = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(plugin) or ()
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and (impl.hookwrapper or getattr(impl, "wrapper", False))
+        )
+        if wrappers:
+            # Each plugin is called on its own, timed and isolated: there is no call chain to wrap.
+            self.pm.unregister(plugin)
+            info.enabled, info.why = False, f"invalid plugin: hook wrappers are not supported ({', '.join(wrappers)})"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
+            return
         info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
         unknown = [h for h in info.hooks if not getattr(self.pm.hook, h).has_spec()]
         if unknown:
@@ -145,38 +162,68 @@ class Manager:
     def enabled(self) -> list[PluginInfo]:
         return [info for info in self.infos.values() if info.enabled]
 
+    def broken(self) -> dict[str, str]:
+        """Plugins that are installed and selected but could not be loaded -> why."""
+        return {
+            i.name: i.why for i in self.infos.values() if not i.enabled and i.why.startswith(("import failed", "invalid"))
+        }
+
     def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
-        """``(plugin name, function, argnames)`` for ``hook``, in plugin-name order."""
+        """``(plugin name, function, argnames)`` for ``hook``: ``tryfirst`` ones, the rest, ``trylast`` ones, each in name order."""
         caller = getattr(self.pm.hook, hook, None)
         if caller is None:
             return []
-        impls = [i for i in caller.get_hookimpls() if not (i.hookwrapper or getattr(i, "wrapper", False))]
-        return sorted(((i.plugin_name, i.function, tuple(i.argnames)) for i in impls), key=lambda t: t[0])
+        impls = sorted(caller.get_hookimpls(), key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, i.plugin_name))
+        return [(i.plugin_name, i.function, tuple(i.argnames)) for i in impls]
 
     def version_of(self, plugin: str) -> str:
         info = self.infos.get(plugin)
         return info.version if info else ""
 
+    def code_id(self, plugin: str) -> str:
+        """The plugin's version plus a digest of its source files' paths, sizes and mtimes.
+
+        Changes when its code does (a new release, an edited editable install),
+        which closes its circuit breaker. Computed only on the failure path.
+        """
+        import hashlib
+        import sys
+        from pathlib import Path
+
+        obj = self.pm.get_plugin(plugin)
+        module = obj if hasattr(obj, "__file__") else sys.modules.get(type(obj).__module__)
+        filename = getattr(module, "__file__", None)
+        digest = hashlib.sha256()
+        if filename:
+            path = Path(filename)
+            files = sorted(path.parent.rglob("*.py"))[:2000] if path.name == "__init__.py" else [path]
+            for file in files:
+                try:
+                    st = file.stat()
+                except OSError:
+                    continue
+                digest.update(f"{file}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        return f"{self.version_of(plugin)}:{digest.hexdigest()[:16]}"
+
     # -- calling ------------------------------------------------------------------
     def call(
         self,
         hook: str,
+        chosen: Sequence[tuple[str, Callable[..., Any], tuple]],
         arguments: Mapping[str, Any],
         budget_s: float,
-        skip: Callable[[str], bool] = lambda name: False,
         ctx_for: Optional[Callable[[str], Any]] = None,
         on_timeout: Callable[[str], None] = lambda name: None,
     ) -> CallReport:
-        """Call every implementation of ``hook`` in isolation.
+        """Call each of ``chosen`` (from :meth:`implementations`) for ``hook`` in isolation.
 
         :param arguments: the hook arguments except ``ctx``.
         :param ctx_for: builds the per-plugin ``ctx`` argument.
+        :param on_timeout: runs after a plugin overran, before the next starts.
         :return: the non-None Results in plugin-name order, the failures, who
             succeeded and how long each plugin took.
         """
         report = CallReport()
-        answers, failures, succeeded = report.answers, report.failures, report.succeeded
-        chosen = [(name, function, argnames) for name, function, argnames in self.implementations(hook) if not skip(name)]
 
         def bind(function: Callable[..., Any], argnames: tuple, name: str) -> Callable[[], Any]:
             def call() -> Any:
@@ -195,49 +242,32 @@ class Manager:
         )
         for (name, _function, _argnames), (status, value, elapsed_ms) in zip(chosen, outcomes):
             report.timings_ms[name] = elapsed_ms
-            version = self.version_of(name)
-            if status == "ok" and value is not None and not isinstance(value, Result):
-                status, value = "garbage", f"returned {type(value).__name__}, not Result or None"
-            elif status == "ok" and value is not None:
-                problem = result_problem(value)
-                if problem:
-                    status, value = "garbage", f"returned a Result that cannot be rendered: {problem}"
-            if status == "ok":
-                succeeded.append(name)
-                if value is not None:
-                    answers.append((name, value))
-                _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
-                continue
-            detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
-            failures.append(Failure(plugin=name, version=version, kind=status, detail=detail))
-            _log.error(
-                "plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=detail[:2000]
-            )
+            self._file(report, hook, name, _checked(status, value), elapsed_ms)
         return report
 
+    def _file(self, report: CallReport, hook: str, name: str, outcome: tuple, elapsed_ms: float) -> None:
+        """Put one plugin's checked outcome in the report (an answer, a success, or a logged failure)."""
+        status, value = outcome
+        if status == "ok":
+            report.succeeded.append(name)
+            if value is not None:
+                report.answers.append((name, value))
+            _log.debug("plugin_called", plugin=name, hook=hook, ms=elapsed_ms, answered=value is not None)
+            return
+        version = self.version_of(name)
+        detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
+        report.failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
+        from omcm_core.redact import mask_head  # the detail quotes tool input; mask before the cut
 
-def result_problem(result: Result) -> Optional[str]:
-    """Why ``result`` cannot go into Claude Code's JSON answer, or None.
-
-    attrs validates the text fields; these are the ones it does not, and one bad
-    value would otherwise make the merge (or ``json.dumps``) fail and silence
-    every other plugin's answer.
-    """
-    for name in ("block", "stop"):
-        value = getattr(result, name)
-        if value is not None and not isinstance(value, bool):
-            return f"{name} must be a boolean, got {type(value).__name__}"
-    if result.updated_input is not None:
-        if not isinstance(result.updated_input, dict):
-            return f"updated_input must be a dict, got {type(result.updated_input).__name__}"
-        import json
-
-        try:
-            json.dumps(result.updated_input, allow_nan=False)
-        except (TypeError, ValueError, RecursionError) as exc:
-            return f"updated_input is not JSON: {exc}"
-    return None
+        _log.error("plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=mask_head(detail, 2000))
 
 
-def plugin_names(infos: Sequence[PluginInfo]) -> list[str]:
-    return [i.name for i in infos]
+def _checked(status: str, value: Any) -> tuple:
+    """A plugin's return value that is neither None nor a renderable Result becomes a "garbage" failure."""
+    if status == "ok" and value is not None and not isinstance(value, Result):
+        return "garbage", f"returned {type(value).__name__}, not Result or None"
+    if status == "ok" and value is not None:
+        problem = result_problem(value)
+        if problem:
+            return "garbage", f"returned a Result that cannot be rendered: {problem}"
+    return status, value

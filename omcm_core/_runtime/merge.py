@@ -5,41 +5,30 @@ A pure function, mirroring how Claude Code itself merges parallel hooks:
 - permission (PreToolUse): most restrictive wins, deny > defer > ask > allow;
   the reasons of the plugins that chose the winning decision are joined.
 - ``continue: false`` from any plugin wins over every decision; stop reasons joined.
-- block (``decision: "block"``): any plugin blocking blocks; reasons joined.
+- block (``decision: "block"``): any plugin blocking blocks; reasons joined. On
+  Stop and SubagentStop the reasons of plugins that did not block are appended
+  to the block reason (context for the continuation) and dropped when nobody blocks.
 - additional_context and system_message: joined with a blank line, in the order
   the answers are given (the dispatcher gives them in plugin-name order), then
   capped at Claude Code's 10,000 characters.
 - updated_input: the first plugin (in that order) that gives one wins; dropped
   when the merged permission is deny or defer, where Claude Code ignores it.
 
-Only keys valid for the event are rendered; ``hookSpecificOutput`` always carries
-``hookEventName``. ``None`` means there is nothing to say (print nothing).
+Only keys valid for the event are rendered (``omcm_core.events`` says which);
+``hookSpecificOutput`` always carries ``hookEventName``; an event missing from
+that table renders nothing. ``None`` means there is nothing to say (print nothing).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from omcm_core.events import TEXT_CAP, spec_for
 from omcm_core.records import Result
 
-#: Claude Code caps additionalContext and systemMessage at 10,000 characters.
-TEXT_CAP = 10_000
 TRUNCATED = "\n[omcm: truncated]"
 
 _RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
-
-# Events whose hookSpecificOutput accepts additionalContext.
-_CONTEXT_EVENTS = frozenset(
-    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit", "SubagentStart"}
-)
-# Events that take top-level decision: "block" + reason.
-_BLOCK_EVENTS = frozenset(
-    {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact"}
-)
-# Events whose systemMessage Claude Code discards.
-_NO_SYSTEM_MESSAGE = frozenset({"Notification", "PreCompact", "PostCompact", "SessionEnd"})
-# Events where continue/stopReason mean nothing (side effects only).
-_NO_CONTINUE = frozenset({"SessionEnd", "Notification"})
 
 
 def _join(parts: Sequence[str]) -> Optional[str]:
@@ -58,18 +47,21 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[di
     :param answers: non-None results in the order they should appear.
     :return: the JSON object to print, or ``None`` when there is nothing to say.
     """
+    spec = spec_for(event_name)
+    if spec is None:
+        return None
     out: dict[str, Any] = {}
     specific: dict[str, Any] = {}
 
-    if event_name not in _NO_CONTINUE:
-        stoppers = [r for _, r in answers if r.stop]
-        if stoppers:
+    if spec.halt:
+        halters = [r for _, r in answers if r.halt]
+        if halters:
             out["continue"] = False
-            reason = _join([r.stop_reason or "" for r in stoppers])
+            reason = _join([r.halt_reason or "" for r in halters])
             if reason:
                 out["stopReason"] = reason
 
-    if event_name == "PreToolUse":
+    if spec.permission:
         decided = [r for _, r in answers if r.permission]
         decision = max((r.permission for r in decided), key=_RANK.__getitem__, default=None)
         if decision:
@@ -82,18 +74,21 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[di
             if updated is not None:
                 specific["updatedInput"] = dict(updated)
 
-    if event_name in _BLOCK_EVENTS:
+    if spec.block:
         blockers = [r for _, r in answers if r.block]
         if blockers:
             out["decision"] = "block"
-            out["reason"] = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
+            reason = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
+            if spec.ride_along:
+                reason = "\n\n".join([reason] + [r.reason for _, r in answers if not r.block and r.reason])
+            out["reason"] = reason
 
-    if event_name in _CONTEXT_EVENTS:
+    if spec.context:
         context = _join([r.additional_context or "" for _, r in answers])
         if context:
             specific["additionalContext"] = context
 
-    if event_name not in _NO_SYSTEM_MESSAGE:
+    if spec.system_message:
         message = _join([r.system_message or "" for _, r in answers])
         if message:
             out["systemMessage"] = message
@@ -105,17 +100,36 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[di
 
 def dropped_fields(event_name: str, result: Result) -> list[str]:
     """Names of ``result`` fields that ``merge`` cannot render for ``event_name``."""
-    dropped = []
-    if result.permission and event_name != "PreToolUse":
-        dropped.append("permission")
-    if result.updated_input is not None and event_name != "PreToolUse":
-        dropped.append("updated_input")
-    if result.block and event_name not in _BLOCK_EVENTS:
-        dropped.append("block")
-    if result.additional_context and event_name not in _CONTEXT_EVENTS:
-        dropped.append("additional_context")
-    if result.system_message and event_name in _NO_SYSTEM_MESSAGE:
-        dropped.append("system_message")
-    if result.stop and event_name in _NO_CONTINUE:
-        dropped.append("stop")
-    return dropped
+    spec = spec_for(event_name)
+    renders = {
+        "permission": spec is not None and spec.permission,
+        "updated_input": spec is not None and spec.permission,
+        "block": spec is not None and spec.block,
+        "additional_context": spec is not None and spec.context,
+        "system_message": spec is not None and spec.system_message,
+        "halt": spec is not None and spec.halt,
+    }
+    return [name for name, shown in renders.items() if getattr(result, name) not in (None, False, "") and not shown]
+
+
+def result_problem(result: Result) -> Optional[str]:
+    """Why ``result`` cannot go into Claude Code's JSON answer, or None.
+
+    attrs validates the text fields; these are the ones it does not, and one bad
+    value would otherwise make the merge (or ``json.dumps``) fail and silence
+    every other plugin's answer.
+    """
+    for name in ("block", "halt"):
+        value = getattr(result, name)
+        if value is not None and not isinstance(value, bool):
+            return f"{name} must be a boolean, got {type(value).__name__}"
+    if result.updated_input is not None:
+        if not isinstance(result.updated_input, dict):
+            return f"updated_input must be a dict, got {type(result.updated_input).__name__}"
+        import json
+
+        try:
+            json.dumps(result.updated_input, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"updated_input is not JSON: {exc}"
+    return None

@@ -1,4 +1,4 @@
-"""Claude Code's stdin payload -> event record (cattrs, at the edge).
+"""Claude Code's stdin payload -> JSON -> event record (cattrs, at the edge).
 
 Lenient where Claude Code varies (missing optional fields, unknown keys kept in
 ``extra``), strict where a wrong type would mislead a plugin (a ``session_id``
@@ -8,27 +8,15 @@ that is a number, a ``tool_input`` that is a list): those raise
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import attrs
 import cattrs
 
 from omcm_core import records
-
-#: Claude Code event name -> (hook name, record class). Events missing here are
-#: accepted and answered with nothing.
-EVENTS: dict[str, tuple[str, type]] = {
-    "PreToolUse": ("pre_tool", records.PreToolEvent),
-    "PostToolUse": ("post_tool", records.PostToolEvent),
-    "PostToolUseFailure": ("post_tool", records.PostToolEvent),
-    "SessionStart": ("session_start", records.SessionStartEvent),
-    "SessionEnd": ("session_end", records.SessionEndEvent),
-    "UserPromptSubmit": ("user_prompt_submit", records.UserPromptEvent),
-    "Stop": ("stop", records.StopEvent),
-    "SubagentStop": ("stop", records.StopEvent),
-    "PreCompact": ("pre_compact", records.PreCompactEvent),
-}
-
+from omcm_core.events import spec_for
 
 class PayloadError(ValueError):
     """The payload cannot become an event record; the message names the field."""
@@ -92,10 +80,10 @@ def parse_event(payload: Mapping[str, Any], event_name: Optional[str] = None) ->
         raise PayloadError("payload has no hook_event_name")
     if event_name and name != event_name:
         raise PayloadError(f"hook_event_name {name!r} does not match the command line event {event_name!r}")
-    entry = EVENTS.get(name)
-    if entry is None:
+    spec = spec_for(name)
+    if spec is None:
         return None
-    _hook, cls = entry
+    cls = spec.record
     known = {a.name for a in attrs.fields(cls)} - {"extra", "succeeded"}
     data = {k: v for k, v in payload.items() if k in known and v is not None}
     data["hook_event_name"] = name
@@ -108,6 +96,32 @@ def parse_event(payload: Mapping[str, Any], event_name: Optional[str] = None) ->
         raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
 
 
-def hook_name(event_name: str) -> Optional[str]:
-    entry = EVENTS.get(event_name)
-    return entry[0] if entry else None
+def decode(raw: bytes) -> Any:
+    """Bytes -> JSON value; raises ValueError with a readable message."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"payload is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not text.strip():
+        raise ValueError("payload is empty")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("payload is nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"payload is not JSON ({exc})") from None
+
+
+def resolve_project_dir(env: Mapping[str, str], cwd: Optional[str]) -> Optional[Path]:
+    """CLAUDE_PROJECT_DIR, else cwd, only if it is an existing absolute directory here.
+
+    A Windows path replayed on Linux (``C:\\Users\\...``) is relative here and
+    would make plugins write below the dispatcher's own working directory.
+    """
+    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
+        if not candidate or "\x00" in candidate:
+            continue
+        path = Path(candidate)
+        if path.is_absolute() and path.is_dir():
+            return path
+    return None

@@ -69,6 +69,7 @@ class PluginSite:
             OMCM_LOAD_PLUGINS=",".join(plugins),
             OMCM_DAEMON="0",
             PYTHONDONTWRITEBYTECODE="1",
+            OMCM_PASS_ENV="REL_*",  # the test plugins' knobs (a call sees only OMCM_*, CLAUDE_*... otherwise)
         )
         env.update(extra)
         return env

@@ -79,4 +79,22 @@ def corpus(seed: int = 7) -> list[tuple[str, str, str]]:
     add("generic-token-yaml", "auth:\n  token: {s}\n", _pick(rng, ALNUM, 30))
     add("azure-storage", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};EndpointSuffix=core.windows.net", base64.b64encode(rng.randbytes(64)).decode())
     add("private-tag", "notes: <private>{s}</private>", _pick(rng, ALNUM, 24))
+    # Passwords on command lines and in odd places (each once reached omcm.db unmasked).
+    add("mysql-p-attached", "mysql -u root -p{s} prod < dump.sql", _pick(rng, ALNUM, 18))
+    add("curl-user", "curl -u admin:{s} https://ci.example.com/api", _pick(rng, ALNUM, 18))
+    add("psql-password-space", "psql --password {s} -h db.internal", _pick(rng, ALNUM, 18))
+    add("sshpass", "sshpass -p {s} ssh deploy@10.0.0.5", _pick(rng, ALNUM, 18))
+    add("token-flag-space", "vercel deploy --token {s} --prod", _pick(rng, ALNUM, 24))
+    add("slack-app", "SLACK_APP_TOKEN={s}", "xa" + "pp-1-A" + _pick(rng, UPPER_DIGITS, 10) + "-" + _pick(rng, string.digits, 13) + "-" + _pick(rng, HEX, 64))
+    add("url-password-with-at", "git remote add o https://bob:{s}@git.example.com/r.git", _pick(rng, ALNUM, 10) + "@" + _pick(rng, ALNUM, 10))
+    return out
+
+
+def structured(seed: int = 11) -> list[tuple[str, dict, str]]:
+    """Structured tool input whose key names the secret; the values look like nothing in particular."""
+    rng = random.Random(seed)
+    out = []
+    for key in ("password", "api_key", "apiKey", "token", "client_secret", "X-Auth-Token", "privateKey"):
+        needle = "plain" + _pick(rng, string.ascii_lowercase, 14)
+        out.append((key, {"host": "db.internal", key: needle}, needle))
     return out

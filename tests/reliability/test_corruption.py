@@ -8,6 +8,8 @@ import os
 import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, sqlite_check, sqlite_rows
 
+pytestmark = pytest.mark.slow
+
 PLUGINS = ["rel-answer", "rel-counter", "rel-writer"]
 
 

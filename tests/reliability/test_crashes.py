@@ -15,7 +15,10 @@ import random
 import signal
 import time
 
+import pytest
 from reliability_harness import log_entries, post_tool, run_hook, spawn_hook, sqlite_check, sqlite_rows
+
+pytestmark = pytest.mark.slow
 
 TRIALS = 60
 NEW_HOME_EVERY = 6  # a fresh home kills some runs during schema creation and migrations

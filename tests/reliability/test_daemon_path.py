@@ -55,14 +55,25 @@ def test_daemon_answers_like_in_process_and_isolates_bad_plugins(rel_daemon, tmp
     in_process = run_hook(raw, {**env, "OMCM_DAEMON": "0"})
     baseline = parse_stdout("PreToolUse", in_process.stdout)
     assert baseline is not None
-    for plugins in (GOOD, GOOD + BAD, GOOD + BAD):  # twice: the hung thread from the first call is still there
+    for plugins in (GOOD, GOOD + BAD):
         served = _served_by(home, proc.pid)
         done = run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": ",".join(plugins)})
         assert done.returncode == 0 and b"Traceback" not in done.stdout
         assert done.stdout == in_process.stdout
         assert _served_by(home, proc.pid) == served + 1, "the answer did not come from the daemon"
+    # rel-hang overran and its thread still runs: that daemon retires rather than make
+    # other calls share a process with it; the next call gets the same answer elsewhere.
+    proc.wait(timeout=30)
+    served = _served_by(home, proc.pid)
+    done = run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": ",".join(GOOD + BAD)})
+    assert done.stdout == in_process.stdout and _served_by(home, proc.pid) == served
+    assert any(e["event"] == "daemon_retiring_after_overrun" for e in log_entries(home))
     failed = {(e["plugin"], e["kind"]) for e in log_entries(home) if e["event"] == "plugin_failed"}
     assert failed == {("rel-garbage", "garbage"), ("rel-hang", "timeout"), ("rel-raise", "raised")}
+    # Identical bytes would also come from a client that ignored the daemon's answer and
+    # ran the plugins itself: only the daemon's own process id proves whose answer it was.
+    done = run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": "rel-pid"})
+    assert parse_stdout("PreToolUse", done.stdout)["hookSpecificOutput"]["additionalContext"] == f"rel-pid {proc.pid}"
 
 
 def test_daemon_survives_hostile_input(rel_daemon, tmp_path):

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, sqlite_check, sqlite_rows
 
+pytestmark = pytest.mark.slow
+
 PLUGINS = ["rel-answer", "rel-counter", "rel-state", "rel-writer"]
 OLD_STATE = b"a" * 1000
 

@@ -10,16 +10,20 @@ import json
 import typing
 
 import attrs
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from omcm_core._runtime.merge import TEXT_CAP, merge
-from omcm_core._runtime.payload import EVENTS, PayloadError, parse_event
+from omcm_core._runtime.payload import PayloadError, parse_event
+from omcm_core.events import EVENTS
 from omcm_core.records import PERMISSIONS, Result
 from omcm_core.testing import assert_valid_response
 
+pytestmark = pytest.mark.slow
+
 EVENT_NAMES = sorted(EVENTS) + ["Notification", "SubagentStart", "PermissionRequest", "PostCompact", "", "Bogus"]
-ALL_FIELDS = sorted({f.name for _h, cls in EVENTS.values() for f in attrs.fields(cls)} - {"extra", "succeeded"})
+ALL_FIELDS = sorted({f.name for spec in EVENTS.values() for f in attrs.fields(spec.record)} - {"extra", "succeeded"})
 RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
@@ -52,7 +56,7 @@ def _field_type_ok(value, annotation) -> bool:
 
 def _check_record(payload, event_name, record) -> None:
     name = payload.get("hook_event_name", event_name)
-    assert isinstance(record, EVENTS[name][1]) and record.hook_event_name == name
+    assert isinstance(record, EVENTS[name].record) and record.hook_event_name == name
     hints = typing.get_type_hints(type(record))
     for field in attrs.fields(type(record)):
         value = getattr(record, field.name)
@@ -63,16 +67,57 @@ def _check_record(payload, event_name, record) -> None:
     assert set(record.extra) == set(payload) - modelled
 
 
+def _raw_value_ok(value, annotation) -> bool:
+    """Whether the parser must accept ``value`` (not None) for a field of this type."""
+    text = str(annotation)
+    if "Any" in text:
+        return True
+    if "bool" in text:
+        return isinstance(value, bool)
+    if "float" in text:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if "dict" in text:
+        return isinstance(value, dict)
+    return isinstance(value, str)
+
+
+def _must_reject(payload, argv_event) -> bool:
+    """The parser's contract, said independently: which payloads are a PayloadError."""
+    if not isinstance(payload, dict):
+        return True
+    name = payload.get("hook_event_name", argv_event)
+    if not isinstance(name, str) or not name or (argv_event and name != argv_event):
+        return True
+    if name not in EVENTS:
+        return False
+    cls = EVENTS[name][1]
+    hints = typing.get_type_hints(cls)
+    for field in attrs.fields(cls):
+        if field.name in ("extra", "succeeded", "hook_event_name"):
+            continue
+        value = payload.get(field.name)
+        if value is None:  # a null is a missing key
+            if field.default is attrs.NOTHING:
+                return True
+        elif not _raw_value_ok(value, hints[field.name]):
+            return True
+    return False  # unknown keys never are a reason
+
+
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payload=payloads | json_values, argv_event=st.none() | st.sampled_from(EVENT_NAMES[:4]))
 @example(payload={"extra": None, "succeeded": "yes"}, argv_event="PreCompact")  # found by hypothesis on 3.12
 @example(payload={"hook_event_name": "PostToolUse", "extra": 1, "succeeded": False}, argv_event=None)
+@example(payload={"hook_event_name": "SessionEnd", "from_the_future": 1}, argv_event=None)
+@example(payload={"hook_event_name": "PostToolUse", "tool_name": "Bash", "duration_ms": 12}, argv_event=None)
 def test_parse_event_returns_a_well_typed_record_or_raises_payload_error(payload, argv_event):
     try:
         record = parse_event(payload, argv_event)
     except PayloadError as exc:
         assert str(exc)  # a readable reason, never an empty message
+        assert _must_reject(payload, argv_event), f"refused a valid payload: {exc}"
         return
+    assert not _must_reject(payload, argv_event), "accepted an invalid payload"
     if record is None:
         name = payload.get("hook_event_name", argv_event)
         assert name not in EVENTS
@@ -93,8 +138,8 @@ results = st.builds(
     additional_context=texts,
     system_message=texts,
     updated_input=st.none() | st.dictionaries(st.text(max_size=8), json_scalars, max_size=3),
-    stop=st.none() | st.booleans(),
-    stop_reason=st.none() | st.text(max_size=30),
+    halt=st.none() | st.booleans(),
+    halt_reason=st.none() | st.text(max_size=30),
 )
 answers = st.lists(st.tuples(st.text(min_size=1, max_size=10), results), max_size=6)
 
@@ -130,7 +175,7 @@ def test_merge_permission_is_the_most_restrictive_and_deny_wins(answers):
     else:
         first = next((r.updated_input for _, r in answers if r.updated_input is not None), None)
         assert specific.get("updatedInput") == first
-    stoppers = [r for _, r in answers if r.stop]
+    stoppers = [r for _, r in answers if r.halt]
     assert (out.get("continue") is False) == bool(stoppers)
     blockers = [r for _, r in answers if r.block]
     assert "decision" not in out or blockers  # PreToolUse never blocks with decision

@@ -12,6 +12,7 @@ import json
 import os
 import time
 
+import pytest
 from reliability_harness import modes_under, post_tool, run_hook, spawn_hook
 
 from omcm_core.testing import pre_tool_payload, session_start_payload
@@ -33,6 +34,7 @@ def _owner_only(home) -> dict[str, str]:
     return wrong
 
 
+@pytest.mark.slow
 def test_home_is_owner_only_after_a_realistic_run(rel_site, tmp_path):
     home = tmp_path / "home"
     home.mkdir(mode=0o755)  # a user-made, too open OMCM_HOME is tightened

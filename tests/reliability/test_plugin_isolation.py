@@ -18,6 +18,8 @@ from reliability_harness import PLUGIN_SETS, log_entries, parse_stdout, run_hook
 
 from omcm_core.testing import post_tool_payload, pre_tool_payload, session_start_payload, user_prompt_payload
 
+pytestmark = pytest.mark.slow
+
 GOOD = ["rel-answer", "rel-zz-late"]
 SESSION = "5e551011-0000-4000-8000-000000000001"
 # Wide enough that a good plugin never overruns on a loaded 2-core machine; short enough to keep the suite quick.

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, spawn_hook
-from secret_corpus import corpus
+from secret_corpus import corpus, structured
 
 PLUGINS = ["rel-answer", "rel-leaky", "rel-rows", "post-tool-observer", "pre-tool-guide", "tool-counter"]
 PER_CALL = 7
@@ -42,6 +43,7 @@ def test_corpus_is_large_and_each_needle_is_distinctive():
         assert needle in text and len(needle) >= 16, name
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_any_file_under_omcm_home(rel_site, tmp_path):
     home = tmp_path / "home"
     secrets = corpus()
@@ -65,6 +67,7 @@ def test_no_secret_reaches_any_file_under_omcm_home(rel_site, tmp_path):
     assert _leaks(home, secrets) == {}
 
 
+@pytest.mark.slow
 def test_no_secret_in_the_wal_while_the_store_is_open(rel_site, tmp_path):
     """The same check while a dispatcher still holds the store open (WAL not yet checkpointed)."""
     home, side = tmp_path / "home", tmp_path / "side.txt"
@@ -86,3 +89,22 @@ def test_no_secret_in_the_wal_while_the_store_is_open(rel_site, tmp_path):
     finally:
         proc.kill()
         proc.communicate(timeout=30)
+
+
+def test_structured_input_and_cut_secrets_never_reach_disk(rel_site, tmp_path):
+    """Secret-named keys of an MCP tool's input, a key cut mid-body and a token on the 10 KB cut."""
+    home = tmp_path / "home"
+    env = rel_site.env(home, PLUGINS, OMCM__CORE__BREAKER_THRESHOLD="1000")
+    cases = structured()
+    tool_input = {f"field{i}": value for i, (_k, value, _n) in enumerate(cases)}
+    key_body = [f"MIIEow{i:04d}" + "Q" * 54 for i in range(80)]
+    lines = [f"log {i}" for i in range(200)] + ["-----BEGIN RSA PRIVATE KEY-----", *key_body, "-----END RSA PRIVATE KEY-----", "done"]
+    token = "gh" + "p_" + "Abc123XyZ9" * 4
+    straddle = "x" * 4976 + " " + token + " " + "y" * 12_000
+    needles = [("structured-" + k, "", n) for k, _v, n in cases] + [("pem-body", "", key_body[-1]), ("token-prefix", "", token[:12])]
+    for i, output in enumerate(("\n".join(lines), straddle)):
+        payload = post_tool(f"cut-{i}", tool_input={"command": "query", **tool_input}, tool_response={"stdout": output})
+        proc = run_hook(json.dumps(payload).encode(), env)
+        assert proc.returncode == 0
+    assert (home / "omcm.db").exists()
+    assert _leaks(home, needles) == {}

@@ -12,6 +12,7 @@ keeps the transcript as L1.
 from __future__ import annotations
 
 from omcm_core import Result, hookimpl
+from omcm_core.files import UnsafePathError
 from omcm_core.records import Command
 
 PLUGIN = "memory-rotation"
@@ -40,9 +41,12 @@ def count_use(store, session_id: str) -> int:
 
 def check(folder, settings, log) -> list[str]:
     """Rotate (or on the first check, split a legacy file) when due; returns new archives."""
-    from omcm_memory_rotation import index, layout, legacy, rotation
+    from omcm_memory_rotation import index, legacy, rotation
 
-    layout.ensure_structure(folder)
+    try:
+        index.ensure_structure(folder)
+    except UnsafePathError:  # a planted symlink: refused and logged by the helper; no rotation
+        return []
     data = index.reconcile(folder, log)
     if not data["rotatedFiles"]:
         archives = legacy.migrate(folder, settings, log)
@@ -70,13 +74,16 @@ def post_tool(event, ctx):
 
 @hookimpl
 def session_start(event, ctx):
-    from omcm_memory_rotation import layout, loader
+    from omcm_memory_rotation import index, loader
 
     folder = _folder(ctx)
     if folder is None:
         ctx.log.info("no_project_dir")
         return None
-    layout.ensure_structure(folder)
+    try:
+        index.ensure_structure(folder)
+    except UnsafePathError:  # a planted symlink: refused and logged by the helper; nothing to load
+        return None
     text = loader.context(folder, ctx.log)
     return Result(additional_context=text) if text else None
 
@@ -90,16 +97,20 @@ def session_end(event, ctx):
     folder = _folder(ctx)
     if folder is None or not event.transcript_path or not event.session_id:
         return None
-    if not Path(event.transcript_path).is_file():
+    if "\0" in event.transcript_path + str(ctx.project_dir) or not Path(event.transcript_path).is_file():
         ctx.log.warning("transcript_missing", path=event.transcript_path)
         return None
     ctx.store.migrate(PLUGIN, COUNTERS)
     with ctx.store.transaction() as conn:
         conn.execute("DELETE FROM memrot_counters WHERE session_id = ?", (event.session_id,))
     # The 1.5 s SessionEnd budget is shared by every hook: write L1 in the background.
+    # Values go as --opt=value (an id "-h" is then a value, not an option) and the
+    # id as its file-name form, which holds no NUL (a NUL in argv raises).
+    from omcm_memory_rotation.l1 import session_name
+
     spawn_detached(
-        omcm_argv("memory", "write-l1", "--transcript", event.transcript_path, "--session", event.session_id,
-                  "--project", str(ctx.project_dir)),
+        omcm_argv("memory", f"--project={ctx.project_dir}", "write-l1", f"--transcript={event.transcript_path}",
+                  f"--session={session_name(event.session_id)}"),
         env=ctx.env,
     )
     return None
@@ -110,7 +121,7 @@ def doctor_report(ctx):
     from omcm_memory_rotation import index, layout
 
     folder = _folder(ctx)
-    if folder is None or not folder.exists():
+    if folder is None or not folder.is_dir() or folder.is_symlink():
         return {"memory": "no .claude/memory in this project"}
     data = index.read(folder, ctx.log)
     return {

@@ -38,7 +38,11 @@ def run(args, ctx) -> int:
 
     project = Path(getattr(args, "l1_project", None) or args.project or ctx.project_dir or Path.cwd())
     folder = layout.memory_dir(project)
-    layout.ensure_structure(folder)
+    try:
+        index.ensure_structure(folder)
+    except OSError as exc:  # a planted symlink (UnsafePathError) or an unwritable project
+        print(f"omcm memory: {exc}", file=sys.stderr)
+        return 1
     settings = layout.load_settings(project, ctx.home, ctx.log)
     if args.action == "status":
         data = index.reconcile(folder, ctx.log)

@@ -8,9 +8,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import atomic_write_json, file_lock, move_aside
+import os
 
-from omcm_memory_rotation.layout import ARCHIVE_PREFIX, INDEX_FILE, MEMORY_FILE, summary_name
+from omcm_core.files import (
+    UnsafePathError,
+    ensure_confined_dir,
+    file_lock,
+    list_confined,
+    move_aside,
+    open_confined,
+    read_confined_text,
+    write_confined_atomic,
+)
+
+from omcm_memory_rotation.layout import ARCHIVE_PREFIX, INDEX_FILE, MEMORY_FILE, root, summary_name
 
 _ARCHIVE = re.compile(r"^memory_\d{8}_\d{6}(_\d+)?\.md$")
 
@@ -20,7 +31,18 @@ def empty() -> dict[str, Any]:
 
 
 def write(folder: Path, data: dict) -> None:
-    atomic_write_json(folder / INDEX_FILE, data, mode=0o644)
+    write_confined_atomic(root(folder), folder / INDEX_FILE, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def ensure_structure(folder: Path) -> None:
+    """The memory folder with its sessions/ and logs/ and an empty index, made if missing.
+
+    Raises UnsafePathError (logged) when any of them is a planted symlink.
+    """
+    for sub in (folder, folder / "sessions", folder / "logs"):
+        ensure_confined_dir(root(folder), sub)
+    if not os.path.lexists(folder / INDEX_FILE):
+        write(folder, empty())
 
 
 def _valid(data: Any) -> bool:
@@ -36,13 +58,13 @@ def read(folder: Path, log) -> dict:
     """The index; a missing one is empty, a damaged one is moved aside and rebuilt from the archives."""
     path = folder / INDEX_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_confined_text(root(folder), path))
         if _valid(data):
             return data
         raise ValueError("not an index")
     except FileNotFoundError:
         return empty()
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, UnsafePathError) as exc:  # damaged, or a planted symlink
         moved = move_aside(path)
         log.error("memory_index_corrupt_rebuilt", path=str(path), moved_to=str(moved), error=str(exc)[:200])
         rebuilt = rebuild(folder)
@@ -52,8 +74,12 @@ def read(folder: Path, log) -> dict:
 
 def rebuild(folder: Path) -> dict:
     data = empty()
-    for archive in sorted(p for p in folder.iterdir() if _ARCHIVE.match(p.name)):
-        data["rotatedFiles"].append(_entry(folder, archive.name))
+    for name in list_confined(root(folder), folder):
+        if _ARCHIVE.match(name):
+            try:
+                data["rotatedFiles"].append(_entry(folder, name))
+            except OSError:  # a planted symlink named like an archive: refused and logged, not indexed
+                continue
     data["stats"]["totalRotations"] = len(data["rotatedFiles"])
     if data["rotatedFiles"]:
         data["stats"]["lastRotation"] = data["rotatedFiles"][-1]["rotatedAt"]
@@ -61,9 +87,9 @@ def rebuild(folder: Path) -> dict:
 
 
 def _entry(folder: Path, archive: str, tokens: int = 0) -> dict:
-    path = folder / archive
-    stat = path.stat()
-    content = path.read_text(encoding="utf-8", errors="replace")
+    with os.fdopen(open_confined(root(folder), folder / archive), "rb") as fh:
+        stat = os.fstat(fh.fileno())
+        content = fh.read().decode("utf-8", errors="replace")
     dates = re.findall(r"^## (\d{4}-\d{2}-\d{2})", content, re.M)
     entry = {
         "file": archive,
@@ -72,7 +98,7 @@ def _entry(folder: Path, archive: str, tokens: int = 0) -> dict:
         "bytes": stat.st_size,
         "lines": content.count("\n"),
         "summary": summary_name(archive),
-        "summaryGenerated": (folder / summary_name(archive)).exists(),
+        "summaryGenerated": os.path.lexists(folder / summary_name(archive)),
     }
     if dates:
         entry["dateRange"] = {"first": min(dates), "last": max(dates)}
@@ -94,9 +120,12 @@ def reconcile(folder: Path, log) -> dict:
     """Add archives that exist on disk but not in the index (a crash between the two writes)."""
     data = read(folder, log)
     known = {e["file"] for e in data["rotatedFiles"]}
-    missing = [p.name for p in sorted(folder.iterdir()) if _ARCHIVE.match(p.name) and p.name not in known]
+    missing = [n for n in list_confined(root(folder), folder) if _ARCHIVE.match(n) and n not in known]
     for name in missing:
-        add_archive(folder, name, 0, log)
+        try:
+            add_archive(folder, name, 0, log)
+        except OSError:  # a planted symlink named like an archive: refused and logged, not indexed
+            continue
     return read(folder, log) if missing else data
 
 
@@ -115,4 +144,4 @@ def pending(data: dict) -> list[str]:
     return [e["file"] for e in data["rotatedFiles"] if not e.get("summaryGenerated")]
 
 
-__all__ = ["ARCHIVE_PREFIX", "empty", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]
+__all__ = ["ARCHIVE_PREFIX", "empty", "ensure_structure", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]

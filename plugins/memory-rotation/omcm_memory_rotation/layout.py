@@ -1,14 +1,16 @@
-"""Where the memory lives, its settings, and the token arithmetic (seed 004 §constants, §1)."""
+"""Where the memory lives, its settings, and the token arithmetic (about four bytes per token)."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from attrs import frozen
+from omcm_core.files import UnsafePathError, append_confined, ensure_confined_dir, read_confined_text, stat_confined
 
 MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
@@ -17,12 +19,12 @@ ARCHIVE_PREFIX = "memory_"
 SUMMARY_SUFFIX = ".summary.json"
 TRIGGER = "[MEMORY_KEEPER_ROTATE]"
 BYTES_PER_TOKEN = 4
-MARGIN = 0.95  # the seed's 5% safety margin
+MARGIN = 0.95  # limits are taken 5% low: the four-bytes-per-token estimate is rough
 
 
 @frozen
 class Settings:
-    """config.json, project first, then the global one, then the seed's defaults."""
+    """config.json, project first, then the global one, then these defaults (limits already less the margin)."""
 
     save_interval: int = 5
     enabled: bool = True
@@ -34,24 +36,34 @@ def memory_dir(project: Path) -> Path:
     return project / ".claude" / "memory"
 
 
-def ensure_structure(folder: Path) -> None:
-    """The seed's ensureMemoryStructure: memory/, sessions/, logs/ and an empty index."""
-    from omcm_memory_rotation import index
+def root(folder: Path) -> Path:
+    """The project a memory folder belongs to: every file access stays confined to it.
 
-    for sub in (folder, folder / "sessions", folder / "logs"):
-        sub.mkdir(parents=True, exist_ok=True)
-    if not (folder / INDEX_FILE).exists():
-        index.write(folder, index.empty())
+    The project is untrusted (a cloned repository can plant symlinks), so reads
+    and writes go through omcm_core.files' ``*_confined`` helpers with this root.
+    """
+    return folder.parent.parent
 
 
 def load_settings(project: Path, home: Path, log) -> Settings:
-    for path in (memory_dir(project) / "config.json", home / "memory-rotation" / "config.json"):
-        if path.is_file():
-            try:
-                return _parse(json.loads(path.read_text(encoding="utf-8")))
-            except (ValueError, TypeError, KeyError) as exc:
-                log.error("memory_config_invalid", path=str(path), error=str(exc))
+    for base, path in ((project, memory_dir(project) / "config.json"), (home, home / "memory-rotation" / "config.json")):
+        try:
+            text = read_confined_text(base, path, limit=1_000_000)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # a symlinked or unreadable config: the defaults, said once in the log
+            log.error("memory_config_unreadable", path=str(path), error=str(exc))
+            continue
+        try:
+            return _parse(json.loads(text))
+        except (ValueError, TypeError, KeyError) as exc:
+            log.error("memory_config_invalid", path=str(path), error=str(exc))
     return Settings()
+
+
+# A threshold of 1 token rotated an empty memory.md on every check: out-of-range
+# values are refused (the defaults apply, with a log line naming the value).
+RANGES = {"saveInterval": (1, 10_000), "thresholdTokens": (100, 10_000_000), "carryoverTokens": (1, 10_000_000)}
 
 
 def _parse(data: Any) -> Settings:
@@ -64,8 +76,11 @@ def _parse(data: Any) -> Settings:
     threshold = rotation.get("thresholdTokens", 25_000)
     carryover = rotation.get("carryoverTokens", 2_500)
     for name, value in (("saveInterval", interval), ("thresholdTokens", threshold), ("carryoverTokens", carryover)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        low, high = RANGES[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must be an integer from {low:,} to {high:,}, got {value!r}")
+    if carryover >= threshold:
+        raise ValueError(f"carryoverTokens ({carryover}) must be below thresholdTokens ({threshold})")
     return Settings(
         save_interval=interval,
         enabled=bool(rotation.get("enabled", True)),
@@ -80,10 +95,12 @@ def estimate_tokens(text: str) -> int:
 
 
 def tokens_of_file(path: Path) -> int:
+    """Tokens of a file in the memory folder; 0 when missing or refused (a symlink, a FIFO)."""
     try:
-        return math.ceil(path.stat().st_size / BYTES_PER_TOKEN)
-    except FileNotFoundError:
+        found = stat_confined(root(path.parent), path)
+    except UnsafePathError:
         return 0
+    return math.ceil(found.st_size / BYTES_PER_TOKEN) if found else 0
 
 
 def tail_by_tokens(content: str, target: int) -> str:
@@ -107,7 +124,7 @@ def archive_name(folder: Path, stamp: Optional[str] = None) -> str:
     stamp = stamp or time.strftime("%Y%m%d_%H%M%S")
     name = f"{ARCHIVE_PREFIX}{stamp}.md"
     n = 2
-    while (folder / name).exists():
+    while os.path.lexists(folder / name):
         name = f"{ARCHIVE_PREFIX}{stamp}_{n}.md"
         n += 1
     return name
@@ -120,8 +137,6 @@ def summary_name(archive: str) -> str:
 def error_log(folder: Path, name: str, message: str) -> None:
     """Append a line to logs/rotation-error.log or logs/summary-error.log."""
     try:
-        (folder / "logs").mkdir(parents=True, exist_ok=True)
-        with open(folder / "logs" / name, "a", encoding="utf-8") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
+        append_confined(root(folder), folder / "logs" / name, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}\n")
     except OSError:
         pass

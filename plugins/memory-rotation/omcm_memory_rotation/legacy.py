@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from omcm_core.files import atomic_write_bytes
+from omcm_core.files import read_confined_text, write_confined_atomic
 
 from omcm_memory_rotation import index, layout
 
@@ -82,17 +82,17 @@ def migrate(folder: Path, settings: layout.Settings, log) -> list[str]:
     if layout.tokens_of_file(memory) < settings.threshold_tokens or not acquire(folder):
         return []
     try:
-        content = memory.read_text(encoding="utf-8", errors="replace")
+        content = read_confined_text(layout.root(folder), memory)
         archives = []
         for chunk in split(content, settings.threshold_tokens):
             dates = [p["date"] for p in chunk if p["date"]]
             stamp = dates[-1].replace("-", "") + "_235959" if dates else time.strftime("%Y%m%d_%H%M%S")
             name = layout.archive_name(folder, stamp)
             text = "\n".join("\n".join(p["lines"]) for p in chunk).rstrip("\n") + "\n"
-            atomic_write_bytes(folder / name, text.encode("utf-8"), mode=0o644)
+            write_confined_atomic(layout.root(folder), folder / name, text)
             archives.append((name, text))
         last_text = archives[-1][1]
-        atomic_write_bytes(memory, layout.tail_by_tokens(last_text, settings.carryover_tokens).encode("utf-8"), mode=0o644)
+        write_confined_atomic(layout.root(folder), memory, layout.tail_by_tokens(last_text, settings.carryover_tokens))
         for name, text in archives:
             index.add_archive(folder, name, layout.estimate_tokens(text), log)
         log.info("legacy_migrated", archives=len(archives))

@@ -13,6 +13,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from omcm_core.files import list_confined, read_confined_text
+from omcm_core.redact import mask, mask_head
+
 from omcm_memory_rotation import index, layout
 
 MAX_CHARS = 8_000
@@ -21,11 +24,11 @@ TAIL_LINES = 50
 
 def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
     sessions = folder / "sessions"
-    files = sorted(sessions.glob("*.l1.jsonl")) if sessions.is_dir() else []
+    files = [n for n in list_confined(layout.root(folder), sessions) if n.endswith(".l1.jsonl")]
     if not files:
         return []
     out = []
-    lines = files[-1].read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+    lines = _read(folder, sessions / files[-1]).splitlines()[-20:]
     for line in lines:
         try:
             entry = json.loads(line)
@@ -33,7 +36,7 @@ def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
             continue
         text = entry.get("content") if isinstance(entry, dict) and entry.get("role") == "assistant" else None
         if isinstance(text, str) and len(text) > 50 and text[:50] not in memory_text:
-            out.append(text[:200])
+            out.append(mask(text)[:200])  # mask, then cut
     return out
 
 
@@ -41,16 +44,24 @@ def latest_summary(folder: Path, data: dict) -> Optional[tuple[dict, str]]:
     for entry in reversed(data["rotatedFiles"]):
         if entry.get("summaryGenerated"):
             try:
-                summary = json.loads((folder / layout.summary_name(entry["file"])).read_text(encoding="utf-8"))
+                summary = json.loads(read_confined_text(layout.root(folder), folder / layout.summary_name(entry["file"])))
                 return entry, str(summary["overallSummary"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return None
 
 
+def _read(folder: Path, path: Path, limit: int = 4_000_000) -> str:
+    """A file of the memory folder; "" when missing or refused (a planted symlink is logged)."""
+    try:
+        return read_confined_text(layout.root(folder), path, limit=limit)
+    except OSError:
+        return ""
+
+
 def context(folder: Path, log) -> Optional[str]:
-    memory = folder / layout.MEMORY_FILE
-    memory_text = memory.read_text(encoding="utf-8", errors="replace") if memory.exists() else ""
+    """What session start tells Claude, secrets masked (memory.md is project text, not vetted)."""
+    memory_text = _read(folder, folder / layout.MEMORY_FILE)
     data = index.reconcile(folder, log)
     parts = []
     l1 = unreflected_l1(folder, memory_text)
@@ -76,7 +87,8 @@ def context(folder: Path, log) -> Optional[str]:
 
 
 def cap(text: str, limit: int = MAX_CHARS) -> str:
+    """``text`` masked and within ``limit`` characters (masked before the cut, see redact.mask_head)."""
     if len(text) <= limit:
-        return text
+        return mask(text)
     note = f"\n[memory-rotation: {len(text) - limit + 80} characters cut to stay within {limit}]"
-    return text[: limit - len(note)] + note
+    return mask_head(text, limit - len(note)) + note

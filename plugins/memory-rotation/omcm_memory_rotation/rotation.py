@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from omcm_core.files import atomic_write_bytes
+from omcm_core.files import open_confined, read_confined_bytes, read_confined_text, unlink_confined, write_confined_atomic
 
 from omcm_memory_rotation import index, layout
 
@@ -36,14 +36,11 @@ def acquire(folder: Path) -> bool:
     path = folder / layout.LOCK_FILE
     for _ in range(2):
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = open_confined(layout.root(folder), path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         except FileExistsError:
             if not _stale(path):
                 return False
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+            unlink_confined(layout.root(folder), path)
             continue
         with os.fdopen(fd, "w") as fh:
             fh.write(f"{os.getpid()} {time.time()}\n")
@@ -53,7 +50,7 @@ def acquire(folder: Path) -> bool:
 
 def _stale(path: Path) -> bool:
     try:
-        pid_text, started = path.read_text().split()[:2]
+        pid_text, started = read_confined_text(layout.root(path.parent), path, limit=200).split()[:2]
         if time.time() - float(started) > STALE_S:
             return True
         os.kill(int(pid_text), 0)
@@ -68,39 +65,37 @@ def _stale(path: Path) -> bool:
 
 
 def release(folder: Path) -> None:
-    try:
-        os.unlink(folder / layout.LOCK_FILE)
-    except FileNotFoundError:
-        pass
+    unlink_confined(layout.root(folder), folder / layout.LOCK_FILE)
 
 
 def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[str]:
     """Rotate when memory.md holds ``threshold_tokens`` or more; returns the archive name."""
     memory = folder / layout.MEMORY_FILE
-    if not settings.enabled or layout.tokens_of_file(memory) < settings.threshold_tokens:
+    top = layout.root(folder)
+    if not settings.enabled or layout.tokens_of_file(memory) < max(settings.threshold_tokens, 1):
         return None
     if not acquire(folder):
         log.info("rotation_skipped_locked")
         return None
     try:
-        original = memory.read_bytes()  # re-read under the lock: another rotation may have run
+        original = read_confined_bytes(top, memory)  # re-read under the lock: another rotation may have run
         tokens = -(-len(original) // layout.BYTES_PER_TOKEN)
-        if tokens < settings.threshold_tokens:
+        if tokens < max(settings.threshold_tokens, 1):
             return None
         archive = layout.archive_name(folder)
         _crash_point("before-archive")
-        atomic_write_bytes(folder / archive, original, mode=0o644)
+        write_confined_atomic(top, folder / archive, original)
         _crash_point("after-archive")
         carry = layout.tail_by_tokens(original.decode("utf-8", errors="replace"), settings.carryover_tokens)
-        current = memory.read_bytes()
+        current = read_confined_bytes(top, memory)
         if current != original:
             if not current.startswith(original):
                 # memory.md was rewritten meanwhile: keep it whole, drop our archive, try later.
-                os.unlink(folder / archive)
+                unlink_confined(top, folder / archive)
                 log.warning("rotation_aborted_memory_changed")
                 return None
             carry += current[len(original) :].decode("utf-8", errors="replace")  # appended meanwhile
-        atomic_write_bytes(memory, carry.encode("utf-8"), mode=0o644)
+        write_confined_atomic(top, memory, carry.encode("utf-8"))
         _crash_point("after-carryover")
         index.add_archive(folder, archive, tokens, log)
         _crash_point("after-index")

@@ -1,51 +1,65 @@
-"""`omcm memory search`: the four tiers in the seed's order, each hit with its source."""
+"""`omcm memory search`: the four tiers in the seed's order, each hit with its source.
+
+Files are read confined to the project (a planted symlink is refused and
+logged) and every hit's text is masked before it is printed.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from omcm_core.files import list_confined, read_confined_text
+from omcm_core.redact import mask
+
 from omcm_memory_rotation import index, layout
 
 
-def _lines(path: Path, query: str, source: str) -> list[dict]:
+def _text(folder: Path, path: Path) -> str:
+    """A memory file; "" when missing or refused."""
+    try:
+        return read_confined_text(layout.root(folder), path)
+    except OSError:
+        return ""
+
+
+def _lines(folder: Path, path: Path, query: str, source: str) -> list[dict]:
     hits = []
-    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
+    for n, line in enumerate(_text(folder, path).split("\n"), start=1):
         if query in line.lower():
-            hits.append({"source": source, "file": path.name, "line": n, "text": line.strip()})
+            hits.append({"source": source, "file": path.name, "line": n, "text": mask(line.strip())})
     return hits
+
+
+def _summary_hits(folder: Path, entry: dict, q: str) -> list[dict]:
+    try:
+        summary = json.loads(_text(folder, folder / layout.summary_name(entry["file"])))
+    except ValueError:
+        return []
+    if not isinstance(summary, dict):
+        return []
+    found = []
+    for kind, key, fields in (("theme", "themes", ("name", "summary")), ("decision", "keyDecisions", ("decision",)), ("issue", "issues", ("issue",))):
+        for item in summary.get(key, []):
+            if isinstance(item, dict) and q in " ".join(str(item.get(f, "")) for f in fields).lower():
+                found.append({"type": kind, "text": str(item.get(fields[0], ""))})
+    if q in str(summary.get("overallSummary", "")).lower():
+        found.append({"type": "summary", "text": str(summary["overallSummary"])})
+    return [{"source": "L3 summaries", "file": entry["file"], "type": h["type"], "text": mask(h["text"])[:200]} for h in found]
 
 
 def search(folder: Path, query: str, deep: bool, log) -> list[dict]:
     q = query.lower()
-    tiers: list[dict] = []
-    memory = folder / layout.MEMORY_FILE
-    if memory.exists():
-        tiers += _lines(memory, q, "memory.md")
+    tiers: list[dict] = _lines(folder, folder / layout.MEMORY_FILE, q, "memory.md")
     data = index.reconcile(folder, log)
     for entry in data["rotatedFiles"]:
-        summary_path = folder / layout.summary_name(entry["file"])
-        if not entry.get("summaryGenerated") or not summary_path.exists():
-            continue
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        for theme in summary.get("themes", []):
-            if q in f"{theme.get('name', '')} {theme.get('summary', '')}".lower():
-                tiers.append({"source": "L3 summaries", "file": entry["file"], "type": "theme", "text": theme.get("name", "")})
-        for decision in summary.get("keyDecisions", []):
-            if q in str(decision.get("decision", "")).lower():
-                tiers.append({"source": "L3 summaries", "file": entry["file"], "type": "decision", "text": decision["decision"]})
-        for issue in summary.get("issues", []):
-            if q in str(issue.get("issue", "")).lower():
-                tiers.append({"source": "L3 summaries", "file": entry["file"], "type": "issue", "text": issue["issue"]})
-        if q in str(summary.get("overallSummary", "")).lower():
-            tiers.append({"source": "L3 summaries", "file": entry["file"], "type": "summary", "text": summary["overallSummary"][:200]})
-    for archive in sorted(folder.glob("memory_*.md")):
-        tiers += _lines(archive, q, "L2 archives")
+        if entry.get("summaryGenerated"):
+            tiers += _summary_hits(folder, entry, q)
+    for name in list_confined(layout.root(folder), folder):
+        if name.startswith(layout.ARCHIVE_PREFIX) and name.endswith(".md"):
+            tiers += _lines(folder, folder / name, q, "L2 archives")
     if deep:
-        for l1 in sorted((folder / "sessions").glob("*.l1.jsonl")):
-            if q in l1.read_text(encoding="utf-8", errors="replace").lower():
-                tiers.append({"source": "L1 sessions", "file": l1.name})
+        for name in list_confined(layout.root(folder), folder / "sessions"):
+            if name.endswith(".l1.jsonl") and q in _text(folder, folder / "sessions" / name).lower():
+                tiers.append({"source": "L1 sessions", "file": name})
     return tiers

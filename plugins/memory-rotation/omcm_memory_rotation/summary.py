@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import atomic_write_text
+from omcm_core.files import UnsafePathError, stat_confined, write_confined_atomic
 
 from omcm_memory_rotation import index, layout
 
@@ -40,15 +40,19 @@ def validate(data: Any) -> dict:
 
 def save(folder: Path, archive: str, raw: str, log) -> Path:
     """Store the summary for ``archive`` and mark it generated; raises SummaryError."""
-    if not (folder / archive).is_file() or "/" in archive or "\\" in archive:
+    try:
+        found = "/" not in archive and "\\" not in archive and stat_confined(layout.root(folder), folder / archive)
+    except UnsafePathError:
+        found = None
+    if not found:
         raise SummaryError(f"no archive named {archive} in {folder}")
     try:
         data = validate(json.loads(raw))
     except (ValueError, SummaryError) as exc:
-        atomic_write_text(folder / (archive[:-3] + ".summary.raw.txt"), raw, mode=0o644)
+        write_confined_atomic(layout.root(folder), folder / (archive[:-3] + ".summary.raw.txt"), raw)
         layout.error_log(folder, "summary-error.log", f"{archive}: {exc}")
         raise SummaryError(str(exc)) from None
     target = folder / layout.summary_name(archive)
-    atomic_write_text(target, json.dumps(data, ensure_ascii=False, indent=2) + "\n", mode=0o644)
+    write_confined_atomic(layout.root(folder), target, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     index.mark_summarized(folder, archive, log)
     return target

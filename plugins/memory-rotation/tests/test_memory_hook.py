@@ -32,6 +32,7 @@ def memory(project):
     return project / ".claude" / "memory"
 
 
+@pytest.mark.slow
 def test_every_fifth_tool_use_checks_and_rotation_reaches_claude(tmp_path, project):
     (memory(project) / "memory.md").write_text("x" * 100_000)
     (memory(project) / "memory-index.json").write_text(json.dumps({"version": 1, "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}], "stats": {}}))
@@ -45,6 +46,7 @@ def test_every_fifth_tool_use_checks_and_rotation_reaches_claude(tmp_path, proje
     assert (memory(project) / archive).stat().st_size == 100_000
 
 
+@pytest.mark.slow
 def test_parallel_tool_uses_are_counted_exactly(tmp_path, project):
     (memory(project) / "memory.md").write_text("small\n")
     env = env_for(tmp_path, project)
@@ -56,6 +58,7 @@ def test_parallel_tool_uses_are_counted_exactly(tmp_path, project):
     assert Store(tmp_path / "home").query("SELECT uses FROM memrot_counters WHERE session_id = 'p'") == [(30,)]
 
 
+@pytest.mark.slow
 def test_two_rotations_at_once_one_wins_nothing_lost(tmp_path, project):
     original = "".join(f"line {i} " + "r" * 80 + "\n" for i in range(1200))
     (memory(project) / "memory.md").write_text(original)
@@ -70,11 +73,13 @@ def test_two_rotations_at_once_one_wins_nothing_lost(tmp_path, project):
     assert original.endswith((memory(project) / "memory.md").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["before-archive", "after-archive", "after-carryover", "after-index"])
 def test_killed_at_each_step_loses_no_line(tmp_path, project, point):
     _kill_trial(tmp_path, project, {"OMCM_MEMORY_ROTATION_CRASH_AT": point}, delay=None)
 
 
+@pytest.mark.slow
 def test_killed_at_random_moments_loses_no_line(tmp_path):
     rng = random.Random(2026)
     for trial in range(25):
@@ -147,6 +152,7 @@ def test_l1_from_every_real_transcript(tmp_path, shared_fixtures):
         assert rows and all(r["role"] in ("user", "assistant") and r["content"] for r in rows)
 
 
+@pytest.mark.slow
 def test_search_tiers_in_order_with_sources(tmp_path, project):
     folder = memory(project)
     (folder / "memory.md").write_text("we chose Redis for caching\n")

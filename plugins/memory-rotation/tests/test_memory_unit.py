@@ -14,7 +14,7 @@ SETTINGS = layout.Settings()
 
 def folder_with(tmp_path, text):
     folder = layout.memory_dir(tmp_path)
-    layout.ensure_structure(folder)
+    index.ensure_structure(folder)
     (folder / "memory.md").write_text(text, encoding="utf-8")
     return folder
 
@@ -35,7 +35,7 @@ def test_tail_by_tokens_keeps_whole_lines_within_budget():
 
 def test_structure_is_created_with_an_empty_index(tmp_path):
     folder = layout.memory_dir(tmp_path)
-    layout.ensure_structure(folder)
+    index.ensure_structure(folder)
     assert (folder / "sessions").is_dir() and (folder / "logs").is_dir()
     assert json.loads((folder / "memory-index.json").read_text())["rotatedFiles"] == []
     assert not (folder / "memory.md").exists()

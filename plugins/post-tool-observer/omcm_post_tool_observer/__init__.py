@@ -1,4 +1,4 @@
-"""post-tool-observer: a private, searchable record of every tool call (seed 003).
+"""post-tool-observer: a private, searchable record of every tool call.
 
 Every PostToolUse and PostToolUseFailure becomes a ``tool_observation`` event in
 the shared store, secrets masked before anything is written, output compressed
@@ -23,7 +23,7 @@ PLUGIN = "post-tool-observer"
 class ObserverConfig:
     """``[post-tool-observer]``."""
 
-    #: Tools never recorded (the seed's internal-state tools).
+    #: Tools never recorded: they only keep Claude's own to-do state, nothing worth searching later.
     exclude_tools: tuple = ("TodoWrite", "TodoRead")
     #: Observations older than this are deleted.
     max_age_days: float = attrs.field(default=90.0, validator=attrs.validators.gt(0))
@@ -60,11 +60,34 @@ def post_tool(event, ctx):
     if event.tool_name in config.exclude_tools:
         return None
     storage.ready(ctx.store)
+    _record_unreported(event, ctx, config)
     embed = _embeddings_on(config)
     storage.record(ctx.store, event, capture.observation, embed=embed)
     if embed:
         _maybe_start_worker(ctx, config)
     return None
+
+
+@hookimpl
+def stop(event, ctx):
+    from omcm_post_tool_observer import storage
+
+    storage.ready(ctx.store)
+    _record_unreported(event, ctx, ctx.config(ObserverConfig))
+
+
+def _record_unreported(event, ctx, config) -> None:
+    """Record the calls no hook reported (errors Claude Code raised before the tool ran), from the transcript."""
+    from omcm_post_tool_observer import capture, storage
+
+    try:
+        calls = ctx.unreported_tool_calls(event)
+    except Exception as exc:  # an unreadable transcript costs these records, never the call's own
+        ctx.log.error("transcript_unreadable", error=f"{type(exc).__name__}: {exc}")
+        return
+    for call in calls:
+        if call.tool_name not in config.exclude_tools:
+            storage.record(ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config))
 
 
 @hookimpl
@@ -86,14 +109,8 @@ def session_end(event, ctx):
     from omcm_post_tool_observer import storage
 
     storage.ready(ctx.store)
-    config = ctx.config(ObserverConfig)
-    from omcm_post_tool_observer import retention
-
-    if retention.due(ctx.store, config.prune_interval_s):
-        # VACUUM may take longer than SessionEnd's 1.5 s: do it detached.
-        from omcm_core.background import omcm_argv, spawn_detached
-
-        spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)
+    _record_unreported(event, ctx, ctx.config(ObserverConfig))
+    _prune_if_due(ctx)
 
 
 def _prune_if_due(ctx) -> None:
@@ -102,6 +119,7 @@ def _prune_if_due(ctx) -> None:
     storage.ready(ctx.store)
     config = ctx.config(ObserverConfig)
     if retention.due(ctx.store, config.prune_interval_s):
+        # VACUUM may take longer than a hook's time limit (SessionEnd has 1.5 s): do it detached.
         from omcm_core.background import omcm_argv, spawn_detached
 
         spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)

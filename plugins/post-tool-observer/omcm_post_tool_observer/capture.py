@@ -4,7 +4,9 @@ Per-tool compression (seed 003 §6): Read keeps the first and last 50 lines,
 Grep and Glob keep the file list, WebFetch the first 500 characters, Bash the
 whole output with its exit code; anything longer than 100 lines becomes head 50
 + marker + tail 50, and nothing stored exceeds 10 KB. Unknown response shapes
-are stored as JSON, not dropped. Everything is masked before it leaves here.
+are stored as JSON, not dropped. Everything is masked before it leaves here,
+and masked *before* it is cut: a cut can drop a private key's BEGIN line or
+half a token, and what is left no longer looks like a secret.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import re
 from typing import Any, Mapping, Optional
 
-from omcm_core.redact import mask, mask_value
+from omcm_core.redact import mask, mask_head, mask_structured, mask_tail
 
 MAX_LENGTH = 10_000
 MAX_LINES = 100
@@ -38,6 +40,21 @@ def truncate(text: str) -> str:
         half = (MAX_LENGTH - len(MARKER)) // 2
         text = text[:half] + MARKER + text[-half:]
     return text
+
+
+def mask_and_truncate(text: str) -> str:
+    """``truncate(mask(text))`` without masking megabytes: each kept part is masked with its context."""
+    lines = text.split("\n")
+    if len(lines) > MAX_LINES:
+        head = mask_head(text, sum(map(len, lines[:50])) + 49)
+        tail = mask_tail(text, sum(map(len, lines[-50:])) + 49)
+        text = head + MARKER + tail  # both parts masked: the byte cap below cuts masked text
+    elif len(text) > MAX_LENGTH:
+        half = (MAX_LENGTH - len(MARKER)) // 2
+        return mask_head(text, half) + MARKER + mask_tail(text, half)
+    else:
+        return mask(text)
+    return truncate(text)
 
 
 def file_type(path: Optional[str]) -> Optional[str]:
@@ -101,7 +118,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     elif tool == "WebFetch":
         meta["url"] = tool_input.get("url")
         meta["statusCode"] = r.get("code") if isinstance(r.get("code"), int) else None
-        output = _text(r.get("result") if r else response)[:WEBFETCH_CHARS]
+        output = mask_head(_text(r.get("result") if r else response), WEBFETCH_CHARS)
     elif tool == "WebSearch":
         meta["query"] = tool_input.get("query")
         output = _text(r.get("results") if r else response)
@@ -110,13 +127,13 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     if error and not output:
         output = error
     meta = {k: v for k, v in meta.items() if v is not None}
-    return mask(truncate(output)), mask_value(meta)
+    return mask_and_truncate(output), mask_structured(meta)
 
 
 def observation(event, duration_ms: Optional[float], prompt_index: int, tool_index: int) -> dict[str, Any]:
     """The seed's ToolObservation payload, masked and size-capped."""
     output, meta = output_and_metadata(event.tool_name, event.tool_input, event.tool_response, event.error)
-    tool_input = mask_value(event.tool_input)
+    tool_input = mask_structured(event.tool_input)  # {"password": ...} by key name, then by shape
     text_input = json.dumps(tool_input, ensure_ascii=False, default=str)
     if len(text_input) > MAX_LENGTH:  # a huge Write: keep the call, cap its input
         tool_input = {"truncated": truncate(text_input)}
@@ -126,7 +143,7 @@ def observation(event, duration_ms: Optional[float], prompt_index: int, tool_ind
         "toolOutput": output,
         "durationMs": duration_ms,
         "success": event.succeeded,
-        "errorMessage": mask(truncate(event.error)) if event.error else None,
+        "errorMessage": mask_and_truncate(event.error) if event.error else None,
         "promptIndex": prompt_index,
         "toolIndex": tool_index,
         "metadata": meta,

@@ -25,6 +25,7 @@ def rows(home, sql="SELECT tool_name, success FROM observer_events ORDER BY id")
     return Store(home).query(sql)
 
 
+@pytest.mark.slow
 def test_real_post_tool_payloads_are_all_recorded(shared_fixtures, tmp_path):
     files = sorted((shared_fixtures / "hook-payloads").glob("PostToolUse*.json"))
     expected = 0
@@ -63,6 +64,7 @@ def test_prompt_and_tool_indexes(omcm_dispatch, omcm_home):
     assert positions == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)]
 
 
+@pytest.mark.slow
 def test_many_dispatchers_at_once_lose_nothing(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     payloads = [post_tool_payload("Bash", {"command": f"echo {i}"}, {"stdout": str(i)}, session_id=f"s{i % 4}") for i in range(48)]
@@ -124,6 +126,7 @@ def test_search_command_filters_and_json(labelled_home):
     assert "docker compose" in omcm(labelled_home, "search", "docker").stdout
 
 
+@pytest.mark.slow
 def test_semantic_search_ranks_by_meaning(labelled_home):
     from omcm_post_tool_observer import embedder, search, worker
     from omcm_core.log import get_logger

@@ -1,74 +1,140 @@
 """pre-tool-guide: learn from failed tool calls and warn Claude before it repeats one.
 
-Learning (``post_tool``): every failed call becomes a ``tool_error`` event and an
-``error_kb`` row keyed by its normalized error and its file; when the same tool
-later succeeds in that session, the row gets its resolution (what succeeded,
-with which tool, and the tools used on the way).
+Learning: every failed call becomes a ``tool_error`` event and an ``error_kb``
+row keyed by its normalized error and its file; when the same tool later
+succeeds in that session, the row gets its resolution (what succeeded, with
+which tool, and the tools used on the way). Failures come from PostToolUse /
+PostToolUseFailure hooks and, for the errors Claude Code raises before a tool
+runs (an Edit of a file not read yet fires no hook), from the transcript
+(:meth:`omcm_core.context.Context.unreported_tool_calls`).
 
-Guidance (``pre_tool``), per seed 001 (REQ-RA-301..305): before Edit/Write, up to
-two resolved past errors about that file; before Bash, the session's last Bash
-error if its resolution is known; Task/Agent and other tools: nothing. Never
-blocks; any failure means no guidance and a log line.
+Guidance (``pre_tool``): before Edit/Write, up to two resolved past errors
+about that file, and the learned "read it first" lesson when the session has
+not read the file; before Bash, the session's last Bash error if its resolution
+is known; Task/Agent and other tools: nothing. Never blocks; any failure means
+no guidance and a log line.
 """
 
 from __future__ import annotations
 
+import os
+
 from omcm_core import Result, hookimpl
 
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+READ_TOOLS = ("Read", *FILE_TOOLS)
 
 
 @hookimpl
 def pre_tool(event, ctx):
-    from omcm_pre_tool_guide import guidance, knowledge, normalize
+    from omcm_pre_tool_guide import knowledge
 
+    if event.tool_name not in FILE_TOOLS and event.tool_name != "Bash":
+        return None  # Task/Agent: disabled as in the seed's v9; other tools: nothing to say
     try:
-        if event.tool_name in FILE_TOOLS:
-            path = normalize.file_of(event.tool_input)
-            key = normalize.file_key(path)
-            if not key:
-                return None
-            knowledge.ready(ctx.store)
-            items = guidance.file_items(knowledge.errors_for_file(ctx.store, key, path), ctx.language)
-        elif event.tool_name == "Bash" and event.session_id:
-            knowledge.ready(ctx.store)
-            row = knowledge.last_bash_error(ctx.store, event.session_id)
-            items = guidance.bash_items(row, ctx.language) if row else []
-        else:
-            return None  # Task/Agent: disabled as in the seed's v9; other tools: nothing to say
+        knowledge.ready(ctx.store)
+        _learn_from_transcript(event, ctx)
+        items = _file_items(event, ctx) if event.tool_name in FILE_TOOLS else _bash_items(event, ctx)
     except Exception as exc:  # store missing, locked or damaged: no guidance, never a broken call
         ctx.log.error("guidance_failed", tool=event.tool_name, error=f"{type(exc).__name__}: {exc}")
         return None
     return Result(additional_context="\n".join(items)) if items else None
 
 
+def _file_items(event, ctx) -> list[str]:
+    from omcm_pre_tool_guide import guidance, knowledge, normalize
+
+    path = normalize.file_of(event.tool_input)
+    key = normalize.file_key(path)
+    if not key:
+        return []
+    project = str(ctx.project_dir) if ctx.project_dir else None
+    rows = knowledge.errors_for_file(ctx.store, key, path)
+    items = guidance.file_items(normalize.displayed(rows, project), ctx.language)
+    if path and not knowledge.seen(ctx.store, event.session_id, path) and os.path.isfile(path):
+        known = {error for error, _ in rows}
+        lessons = knowledge.unread_file_lessons(ctx.store, event.tool_name, normalize.UNREAD_FILE_ERRORS)
+        lessons = [row for row in lessons if row[0] not in known]
+        shown = normalize.display_error(path, project)
+        items += guidance.unread_items(normalize.displayed(lessons, project), shown, ctx.language)
+    return items
+
+
+def _bash_items(event, ctx) -> list[str]:
+    from omcm_pre_tool_guide import guidance, knowledge, normalize
+
+    row = knowledge.last_bash_error(ctx.store, event.session_id) if event.session_id else None
+    if not row:
+        return []
+    project = str(ctx.project_dir) if ctx.project_dir else None
+    return guidance.bash_items(normalize.displayed([row], project)[0], ctx.language)
+
+
 @hookimpl
 def post_tool(event, ctx):
-    from omcm_core.redact import mask
+    from omcm_pre_tool_guide import knowledge
+
+    try:
+        knowledge.ready(ctx.store)
+        _learn_from_transcript(event, ctx)
+        _learn(event, ctx)
+    except Exception as exc:
+        ctx.log.error("learning_failed", tool=event.tool_name, error=f"{type(exc).__name__}: {exc}")
+    return None
+
+
+@hookimpl
+def stop(event, ctx):
+    _settle(event, ctx)
+
+
+@hookimpl
+def session_end(event, ctx):
+    _settle(event, ctx)
+
+
+def _settle(event, ctx) -> None:
+    from omcm_pre_tool_guide import knowledge
+
+    try:
+        knowledge.ready(ctx.store)
+        _learn_from_transcript(event, ctx)
+    except Exception as exc:
+        ctx.log.error("learning_failed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _learn_from_transcript(event, ctx) -> None:
+    """Learn from the calls no hook reported (an Edit refused before it ran), in transcript order."""
+    calls = ctx.unreported_tool_calls(event)
+    for call in calls:
+        _learn(call.as_event(), ctx)
+    if calls:
+        ctx.log.info("learned_from_transcript", calls=len(calls), failures=sum(c.is_error for c in calls))
+
+
+def _learn(event, ctx) -> None:
+    from omcm_core.redact import mask_head
 
     from omcm_pre_tool_guide import knowledge, normalize
 
     error = event.error if not event.succeeded else normalize.failed_exit(event.tool_name, event.tool_response)
     if error is not None and not normalize.is_mistake(error):
-        return None  # a user's rejection or an interruption: nothing to learn, nothing resolved
-    try:
-        knowledge.ready(ctx.store)
-        if error is not None:
-            raw = mask(error)[:4000]
-            normalized = normalize.normalize_error(error)
-            path = normalize.file_of(event.tool_input, raw)
-            knowledge.record_failure(
-                ctx.store, event.session_id, event.tool_name, raw, normalized, path, normalize.file_key(path)
-            )
-        else:
-            resolution = knowledge.record_success(
-                ctx.store, event.session_id, event.tool_name, normalize.resolved_by(event.tool_name, event.tool_input)
-            )
-            if resolution:
-                ctx.log.info("error_resolved", tool=event.tool_name, steps=len(resolution["toolSequence"]))
-    except Exception as exc:
-        ctx.log.error("learning_failed", tool=event.tool_name, error=f"{type(exc).__name__}: {exc}")
-    return None
+        return  # a user's rejection or an interruption: nothing to learn, nothing resolved
+    if error is not None:
+        raw = mask_head(error, 4000)  # masked as a whole, without masking megabytes
+        normalized = normalize.normalize_error(error)
+        path = normalize.file_of(event.tool_input, raw)
+        knowledge.record_failure(
+            ctx.store, event.session_id, event.tool_name, raw, normalized, path, normalize.file_key(path)
+        )
+        return
+    if event.tool_name in READ_TOOLS:
+        knowledge.note_seen(ctx.store, event.session_id, normalize.file_of(event.tool_input))
+    resolution = knowledge.record_success(
+        ctx.store, event.session_id, event.tool_name, normalize.resolved_by(event.tool_name, event.tool_input)
+    )
+    if resolution:
+        ctx.log.info("error_resolved", tool=event.tool_name, steps=len(resolution["toolSequence"]))
 
 
 @hookimpl

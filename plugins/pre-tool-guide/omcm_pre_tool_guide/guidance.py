@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from omcm_core.redact import mask
+
 TEXT = {
     "ko": {
         "file_error": "⚠️ 이 파일 관련 과거 에러: {error}",
@@ -13,6 +15,7 @@ TEXT = {
         "file_path": "해결 경로: {path}",
         "bash_error": "💡 이 세션에서 Bash 에러 발생 이력: {error}",
         "bash_path": "이전 해결 경로: {path}",
+        "unread_error": "⚠️ 이 세션은 아직 {file}을(를) 읽지 않았습니다. 같은 상황의 과거 에러: {error}",
     },
     "en": {
         "file_error": "⚠️ Past error with this file: {error}",
@@ -21,6 +24,7 @@ TEXT = {
         "file_path": "Resolution path: {path}",
         "bash_error": "💡 Bash error earlier in this session: {error}",
         "bash_path": "Previous resolution path: {path}",
+        "unread_error": "⚠️ This session has not read {file} yet. The same situation failed before: {error}",
     },
 }
 
@@ -50,7 +54,7 @@ def file_items(rows, language: str) -> list[str]:
         items.append(t["resolved_by"].format(**parsed))
         if parsed["path"]:
             items.append(t["file_path"].format(path=parsed["path"]))
-    return items
+    return [mask(item) for item in items]  # rows may predate a masking rule: never print a secret back
 
 
 def bash_items(row, language: str) -> list[str]:
@@ -62,4 +66,16 @@ def bash_items(row, language: str) -> list[str]:
         items.append(t["resolved_raw"].format(raw=resolution))
     elif parsed["path"]:
         items.append(t["bash_path"].format(path=parsed["path"]))
-    return items
+    return [mask(item) for item in items]
+
+
+def unread_items(rows, file: str, language: str) -> list[str]:
+    """A lesson learned on another file: the error, and the steps that fixed it (not that file's name)."""
+    t = TEXT.get(language, TEXT["en"])
+    items = []
+    for error, resolution in rows:
+        items.append(t["unread_error"].format(file=file, error=error))
+        parsed = _parse(resolution)
+        if parsed and parsed["path"]:
+            items.append(t["file_path"].format(path=parsed["path"]))
+    return [mask(item) for item in items]

@@ -56,8 +56,19 @@ MIGRATIONS = [
         ts REAL NOT NULL,
         PRIMARY KEY (session_id, tool)
     );
+    """,
+    # Files read or written in a session: Claude Code refuses an Edit of a file the session has not read.
     """
+    CREATE TABLE guide_seen_files (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        ts REAL NOT NULL,
+        PRIMARY KEY (session_id, path)
+    );
+    CREATE INDEX guide_seen_files_ts ON guide_seen_files(ts);
+    """,
 ]
+SEEN_KEEP_S = 7 * 86400
 
 
 def ready(store) -> None:
@@ -123,16 +134,52 @@ def _extend_sequences(conn, session_id: Optional[str], tool: str) -> None:
 
 
 def errors_for_file(store, key: str, path: Optional[str], limit: int = 2) -> list[tuple[str, Any]]:
-    """Up to ``limit`` resolved errors about this file, the same path first, most recent first."""
+    """Up to ``limit`` resolved errors about this file, the same path first, most recent first.
+
+    Each row is (the error as it was, masked; its resolution): normalized text is for matching only.
+    """
     return store.query(
-        "SELECT error_normalized, resolution FROM error_kb WHERE file_key = ? AND resolution IS NOT NULL "
+        "SELECT error_raw, resolution FROM error_kb WHERE file_key = ? AND resolution IS NOT NULL "
         "ORDER BY (file_path = ?) DESC, last_used DESC LIMIT ?",
         (key, path, limit),
     )
 
 
+def note_seen(store, session_id: Optional[str], path: Optional[str]) -> None:
+    """Remember that this session read or wrote ``path``."""
+    if session_id and path:
+        now = time.time()
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO guide_seen_files(session_id, path, ts) VALUES(?, ?, ?) "
+                "ON CONFLICT(session_id, path) DO UPDATE SET ts = excluded.ts",
+                (session_id, path, now),
+            )
+            if int(now) % 97 == 0:  # now and then, not on every call
+                conn.execute("DELETE FROM guide_seen_files WHERE ts < ?", (now - SEEN_KEEP_S,))
+
+
+def seen(store, session_id: Optional[str], path: str) -> bool:
+    return bool(
+        session_id
+        and store.query("SELECT 1 FROM guide_seen_files WHERE session_id = ? AND path = ?", (session_id, path))
+    )
+
+
+def unread_file_lessons(store, tool: str, signatures: tuple[str, ...], limit: int = 1) -> list[tuple[str, Any]]:
+    """Resolved lessons of ``tool`` failing on a file the session had not read, about any file."""
+    if not signatures:
+        return []
+    where = " OR ".join("error_normalized LIKE ?" for _ in signatures)
+    return store.query(
+        f"SELECT error_raw, resolution FROM error_kb WHERE tool = ? AND resolution IS NOT NULL AND ({where}) "
+        "ORDER BY last_used DESC LIMIT ?",
+        (tool, *(f"%{s}%" for s in signatures), limit),
+    )
+
+
 def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any]]:
-    """The session's last Bash error, if the knowledge base knows how it was resolved."""
+    """The session's last Bash error (as it was, masked), if the knowledge base knows how it was resolved."""
     row = store.query(
         "SELECT json_extract(data, '$.error') FROM guide_events "
         "WHERE session_id = ? AND type = 'tool_error' AND tool = 'Bash' ORDER BY ts DESC LIMIT 1",
@@ -141,7 +188,7 @@ def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any]]:
     if not row or row[0][0] is None:
         return None
     match = store.query(
-        "SELECT error_normalized, resolution FROM error_kb WHERE error_normalized = ? AND resolution IS NOT NULL "
+        "SELECT error_raw, resolution FROM error_kb WHERE error_normalized = ? AND resolution IS NOT NULL "
         "ORDER BY last_used DESC LIMIT 1",
         (row[0][0],),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, mask_head
 
 MAX_ERROR = 500
 
@@ -56,6 +56,39 @@ def normalize_error(raw: str) -> str:
     return text[:MAX_ERROR]
 
 
+#: Errors Claude Code gives an Edit or Write of a file the session has not read, whatever the file.
+UNREAD_FILE_ERRORS = ("has not been read yet", "File has been modified since read")
+DISPLAY_CHARS = 300
+
+
+def display_error(raw: str, project_dir: Optional[str]) -> str:
+    """The error as Claude saw it (already masked), short, with paths relative to the project."""
+    text = _TAGS.sub("", raw or "").replace("\r", "")
+    if project_dir:
+        root = unify_separators(str(project_dir)).rstrip("/") + "/"
+        text = unify_separators(text).replace(root, "")
+    lines = [line.strip() for line in text.split("\n") if line.strip()][:3]
+    text = "\n".join(lines)
+    return text if len(text) <= DISPLAY_CHARS else text[: DISPLAY_CHARS - 1] + "…"
+
+
+def displayed(rows, project_dir: Optional[str]) -> list[tuple[str, Any]]:
+    """(raw error, resolution JSON) rows as Claude should read them: short, paths relative to the project."""
+    import json
+
+    shown = []
+    for error, resolution in rows:
+        try:
+            value = json.loads(resolution)
+        except (TypeError, ValueError):
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("resolvedBy"), str):
+            value["resolvedBy"] = display_error(value["resolvedBy"], project_dir)
+            resolution = json.dumps(value, ensure_ascii=False)
+        shown.append((display_error(error, project_dir), resolution))
+    return shown
+
+
 def is_mistake(raw: str) -> bool:
     """False for rejections and interruptions, which teach nothing about the call."""
     text = _TAGS.sub("", raw or "").strip()
@@ -96,6 +129,6 @@ def resolved_by(tool_name: str, tool_input: Mapping[str, Any]) -> str:
     """What succeeded, said briefly (the command for Bash, the file for file tools)."""
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
     if isinstance(command, str) and command.strip():
-        return mask(command.strip())[:200]
+        return mask_head(command.strip(), 200)
     path = file_of(tool_input)
     return f"{tool_name} {path}" if path else tool_name

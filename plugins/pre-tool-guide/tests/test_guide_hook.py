@@ -4,6 +4,7 @@ import json
 import sqlite3
 
 import omcm_pre_tool_guide
+import pytest
 from omcm_pre_tool_guide.normalize import is_mistake
 from omcm_core.transcripts import replay_transcript
 from omcm_core.store import Store
@@ -124,20 +125,45 @@ def test_ra_305_1_store_unusable_means_no_guidance_and_exit_zero(tmp_path):
     assert "guidance_failed" in (home / "logs" / "omcm.jsonl").read_text()
 
 
-def test_locked_store_gives_no_guidance_but_never_hangs_the_call(tmp_path):
-    home = tmp_path / "home"
-    env = {**ENV, "OMCM_HOME": str(home), "OMCM__CORE__PLUGIN_BUDGET_MS": "500"}
-    run_hook(post_tool_payload("Edit", {"file_path": "/p/a.py"}, error="x", session_id="s"), env=env)
-    lock = sqlite3.connect(home / "omcm.db", isolation_level=None)
-    lock.execute("BEGIN EXCLUSIVE")
+def test_a_writer_holding_the_store_does_not_stop_guidance(omcm_dispatch, omcm_home):
+    dispatch = guide(omcm_dispatch)
+    learn_edit_fix(dispatch)
+    payload = pre_tool_payload("Write", {"file_path": "/p/app/server.py", "content": "x"}, session_id="s2")
+    expected = context(dispatch(payload))
+    assert expected  # the lesson exists
+    writer = sqlite3.connect(omcm_home / "omcm.db", isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")  # another dispatcher mid-write: WAL readers go on
     try:
-        proc = run_hook(pre_tool_payload("Edit", {"file_path": "/p/a.py"}), env=env)
+        out = dispatch(payload)
     finally:
-        lock.execute("ROLLBACK")
-        lock.close()
-    assert (proc.returncode, proc.stdout) == (0, b"")
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert context(out) == expected
 
 
+def test_store_locked_even_for_readers_means_no_guidance_a_log_line_and_no_plugin_failure(omcm_dispatch, omcm_home, monkeypatch):
+    dispatch = guide(omcm_dispatch)
+    learn_edit_fix(dispatch)
+    payload = pre_tool_payload("Write", {"file_path": "/p/app/server.py", "content": "x"}, session_id="s2")
+    assert context(dispatch(payload))  # the lesson exists: an empty answer below is the lock's doing
+    # SQLite waits busy_timeout (10 s) before "database is locked"; 200 ms keeps the test fast.
+    monkeypatch.setattr(Store.__init__, "__defaults__", (200,))
+    holder = sqlite3.connect(omcm_home / "omcm.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")  # unlike a plain write lock, this blocks WAL readers too
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        out = dispatch(payload)
+    finally:
+        holder.close()
+    assert out is None
+    entries = [json.loads(line) for line in (omcm_home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    failed = [e for e in entries if e["event"] == "guidance_failed"]
+    assert len(failed) == 1 and "locked" in failed[0]["error"]
+    # Failing open is the plugin's own answer, not a crash the dispatcher caught and counts toward the breaker.
+    assert not [e for e in entries if e["event"] == "plugin_failed"]
+
+
+@pytest.mark.slow
 def test_learning_across_sessions_through_omcm_hook(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     edit = {"file_path": "/srv/app/models.py", "old_string": "a", "new_string": "b"}
@@ -152,11 +178,15 @@ def test_learning_across_sessions_through_omcm_hook(tmp_path):
     assert "Resolution path: Edit → Read → Edit" in context(out)
 
 
+@pytest.mark.slow
 def test_real_transcripts_teach_the_knowledge_base(shared_fixtures, omcm_dispatch, omcm_home):
     dispatch = guide(omcm_dispatch)
     failures = ignored = 0
     for path in sorted((shared_fixtures / "transcripts").rglob("*.jsonl")):
         for payload in replay_transcript(path):
+            # The replay plays a hook for every call, even those Claude Code fires none for; the
+            # transcript reader must not read ahead of it (test_guide_transcripts.py covers the reader).
+            del payload["transcript_path"]
             if payload["hook_event_name"] == "PostToolUseFailure":
                 failures += 1
                 ignored += not is_mistake(payload["error"])

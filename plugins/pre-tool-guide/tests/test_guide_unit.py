@@ -56,3 +56,13 @@ def test_resolved_by_names_the_command_or_file():
     assert resolved_by("Bash", {"command": "pip install requests"}) == "pip install requests"
     assert resolved_by("Edit", {"file_path": "/p/a.py"}) == "Edit /p/a.py"
     assert resolved_by("Read", {}) == "Read"
+
+
+def test_guidance_never_prints_a_secret_back():
+    # A row stored before a masking rule existed (or by another writer) still shows masked.
+    from omcm_pre_tool_guide.guidance import bash_items, file_items
+
+    secret = "S3cretPw4242"
+    row = (f"psql: FATAL password authentication failed: psql --password {secret} -h db", f"psql --password {secret}")
+    shown = "\n".join(bash_items(row, "en") + file_items([row], "en"))
+    assert secret not in shown and "psql" in shown

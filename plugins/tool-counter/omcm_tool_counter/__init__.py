@@ -1,6 +1,6 @@
 """tool-counter: notice runs of consecutive Read or Bash calls and suggest a better tool.
 
-After 5 Reads in a row Claude is told that Glob or Grep explore files faster;
+After 5 Reads in a row Claude is told that searching (grep or find in one Bash call) is faster;
 after 3 Bash calls in a row, that commands can be combined. Once per run,
 exactly when the run reaches its threshold; never blocks. (Seed 000.)
 """

@@ -105,7 +105,7 @@ def test_age_out_removes_only_stale_sessions(tmp_path):
 
 def test_messages_in_both_languages_follow_the_threshold():
     assert suggestion("Read", 5, "ko").startswith("연속 Read 호출이 5회 감지되었습니다.")
-    assert "Glob이나 Grep" in suggestion("Read", 5, "ko")
+    assert "grep -rn" in suggestion("Read", 5, "ko") and "Bash" in suggestion("Read", 5, "ko")
     assert suggestion("Bash", 4, "ko").startswith("연속 Bash 호출이 4회 감지되었습니다.")
     assert suggestion("Read", 7, "en").startswith("7 consecutive Read calls")
-    assert "Glob or Grep" in suggestion("Read", 7, "en")
+    assert "one grep -rn or find in a single Bash call" in suggestion("Read", 7, "en")

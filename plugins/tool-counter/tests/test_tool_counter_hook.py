@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import omcm_tool_counter
+import pytest
 from omcm_core.testing import (
     assert_valid_response,
     pre_tool_payload,
@@ -103,6 +104,7 @@ def test_hostile_session_ids_stay_inside_omcm_home(tmp_path):
     assert len(list((home / "sessions").iterdir())) == 6
 
 
+@pytest.mark.slow
 def test_seed_hook_scenarios_through_omcm_hook(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     # non-Read tool: nothing
@@ -118,6 +120,7 @@ def test_seed_hook_scenarios_through_omcm_hook(tmp_path):
     assert [o.stdout != b"" for o in outs] == [False, False, True]
 
 
+@pytest.mark.slow
 def test_forty_parallel_reads_count_forty_and_suggest_once(tmp_path):
     # Forty processes queue for the counter's lock; on a loaded machine (the tox matrix
     # on two cores) the fifth could overrun the 1.5 s budget and, failing open, say
@@ -131,6 +134,7 @@ def test_forty_parallel_reads_count_forty_and_suggest_once(tmp_path):
     assert counters(tmp_path, "parallel")["read"] == 40
 
 
+@pytest.mark.slow
 def test_real_payloads_give_nothing_or_valid_json(shared_fixtures, tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     for path in sorted((shared_fixtures / "hook-payloads").glob("PreToolUse-*.json")):

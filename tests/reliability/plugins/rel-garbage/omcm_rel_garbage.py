@@ -24,7 +24,7 @@ def _garbage(ctx):
     if kind == "nan-input":
         return Result(updated_input={"timeout": float("nan")})
     if kind == "block-string":
-        return Result(block="yes please", stop="no")
+        return Result(block="yes please", halt="no")
     raise ValueError(f"unknown REL_GARBAGE {kind!r}")
 
 

@@ -1,0 +1,47 @@
+"""Parse ``omcm COMMAND`` and run it.
+
+Each command group lives in its own module and registers its parser with a
+``run(args, invocation)`` default. Plugins are imported only when the command
+needs them: ``version``, ``daemon`` and ``uninstall`` start without them, and
+the plugins' own commands are added to the parser only when the command word is
+not a core one (or for ``--help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from omcm_core import log
+from omcm_core._cli import basic, doctor, extensions, plugins, settings
+from omcm_core._cli.invocation import Invocation
+
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon")
+# In the order `omcm --help` lists them.
+REGISTRARS = (basic.register_hook, plugins.register, doctor.register, settings.register, basic.register)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = argparse.ArgumentParser(prog="omcm", description="One dispatcher for every Claude Code hook.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in REGISTRARS:
+        register(sub)
+    return parser, sub
+
+
+def command_word(argv: list[str]) -> str | None:
+    """The first argument that is not an option: the subcommand the user asked for, if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def run(argv: list[str], inv: Invocation | None = None) -> int:
+    inv = inv or Invocation(dict(os.environ))
+    log.configure(inv.home)
+    parser, sub = build_parser()
+    if command_word(argv) not in CORE_COMMANDS:
+        extensions.register(sub, inv, reserved=CORE_COMMANDS)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return int(args.run(args, inv) or 0)

@@ -1,0 +1,61 @@
+"""``omcm install`` and ``omcm uninstall``: register omcm in a Claude Code settings.json, or remove it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from omcm_core._cli.invocation import Invocation
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    for name, verb, function in (("install", "add omcm to", install), ("uninstall", "remove omcm from", uninstall)):
+        p = sub.add_parser(name, help=f"{verb} a Claude Code settings.json")
+        p.add_argument("--scope", choices=("user", "project", "local"), default="user")
+        p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
+        p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
+        p.set_defaults(run=function)
+
+
+def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
+    from omcm_core._cli.install import settings_path
+
+    project = Path(args.project_dir or inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
+    return Path(args.settings) if args.settings else settings_path(args.scope, project)
+
+
+def install(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._cli import install as settings
+
+    try:
+        path = _settings_file(args, inv)
+        # Register only the events some enabled plugin answers: every registered event costs a process per call.
+        hooks = {h for info in inv.manager.enabled() for h in info.hooks}
+        events = settings.events_for_hooks(hooks, settings.client_version())
+        if not events:
+            print("omcm: no installed plugin implements a hook; nothing to register.", file=sys.stderr)
+            return 1
+        result = settings.install(inv.home, path, events)
+    except settings.InstallError as exc:
+        print(f"omcm: {exc}", file=sys.stderr)
+        return 2
+    if result.get("already"):
+        print(f"omcm is already installed in {path}")
+    else:
+        print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+    return 0
+
+
+def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._cli import install as settings
+
+    try:
+        path = _settings_file(args, inv)
+        result = settings.uninstall(inv.home, path)
+    except settings.InstallError as exc:
+        print(f"omcm: {exc}", file=sys.stderr)
+        return 2
+    note = result.get("note") or ("original file restored" if result.get("restored") else "omcm entries removed")
+    print(f"{path}: {note}")
+    return 0

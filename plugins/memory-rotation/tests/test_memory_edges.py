@@ -1,0 +1,129 @@
+"""Edge cases once reproduced against memory-rotation: bad thresholds, hostile session ids, huge transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from omcm_core.log import get_logger
+from omcm_core.testing import run_hook, session_end_payload
+from omcm_memory_rotation import index, l1, layout
+from omcm_memory_rotation.rotation import check_and_rotate
+
+
+class Lines:
+    def __init__(self):
+        self.lines = []
+
+    def error(self, event, **kw):
+        self.lines.append((event, kw))
+
+    info = warning = debug = error
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"memoryRotation": {"thresholdTokens": 1}},
+        {"memoryRotation": {"thresholdTokens": 5000, "carryoverTokens": 6000}},
+        {"saveInterval": 0},
+        {"memoryRotation": {"thresholdTokens": "2000"}},
+    ],
+)
+def test_out_of_range_settings_fall_back_to_defaults_with_a_log_line(tmp_path, config):
+    folder = layout.memory_dir(tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "memory.md").write_text("")
+    log = Lines()
+    settings = layout.load_settings(tmp_path, tmp_path / "home", log)
+    assert settings == layout.Settings()
+    assert log.lines and log.lines[0][0] == "memory_config_invalid" and "config.json" in log.lines[0][1]["path"]
+    index.ensure_structure(folder)
+    assert check_and_rotate(folder, settings, log) is None
+    assert not list(folder.glob("memory_*.md")), "an empty memory.md was archived"
+
+
+def test_long_session_ids_with_one_prefix_get_their_own_l1(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "hello"}}) + "\n")
+    (tmp_path / "p").mkdir()
+    folder = layout.memory_dir(tmp_path / "p")
+    prefix = "session-" + "x" * 60
+    paths = {l1.write(folder, transcript, prefix + suffix) for suffix in ("-one", "-two")}
+    assert len(paths) == 2 and all(p.exists() for p in paths)
+    assert l1.session_name("abc-123") == "abc-123"
+    for raw in ("-h", "--project=/etc", "a\0b", "../x", prefix):
+        name = l1.session_name(raw)
+        assert l1.session_name(name) == name and not name.startswith(("-", ".")) and "/" not in name and "\0" not in name
+
+
+def _wait_for_l1(project: Path, timeout: float = 60) -> list[Path]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = list((project / ".claude" / "memory" / "sessions").glob("*.l1.jsonl"))
+        if found:
+            return found
+        time.sleep(0.2)
+    return []
+
+
+@pytest.mark.parametrize("session_id", ["ab\0cd", "-h", "--project=/tmp/elsewhere", "--transcript"])
+def test_hostile_session_ids_still_get_a_session_log(tmp_path, session_id):
+    project = tmp_path / "project"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "a reply"}}) + "\n")
+    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    payload = session_end_payload(session_id=session_id, transcript_path=str(transcript), cwd=str(project))
+    proc = run_hook(payload, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() in (b"", b"{}"), proc.stderr[-2000:]
+    found = _wait_for_l1(project)
+    assert len(found) == 1 and "a reply" in found[0].read_text()
+    log = (tmp_path / "home" / "logs" / "omcm.jsonl")
+    failures = [x for x in log.read_text().splitlines() if "plugin_failed" in x] if log.exists() else []
+    assert failures == []
+
+
+def test_a_huge_sparse_transcript_is_read_in_bounded_memory(tmp_path):
+    transcript = tmp_path / "sparse.jsonl"
+    with open(transcript, "wb") as fh:
+        fh.truncate(2 * 1024**3)  # 2 GB of NULs, no newline, nothing on disk
+        fh.seek(0, os.SEEK_END)
+        fh.write(b"\n" + json.dumps({"type": "user", "message": {"role": "user", "content": "the last words"}}).encode() + b"\n")
+    (tmp_path / "p").mkdir()
+    script = (
+        "import resource, sys; from pathlib import Path; from omcm_memory_rotation import l1\n"
+        "path = l1.write(Path(sys.argv[1]), Path(sys.argv[2]), 'sparse')\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, path.read_text())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(layout.memory_dir(tmp_path / "p")), str(transcript)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rss_kb, text = out.stdout.split(" ", 1)
+    assert int(rss_kb) < 200 * 1024, f"peak RSS {int(rss_kb) // 1024} MB"
+    assert "the last words" in text
+
+
+def test_a_nul_in_the_payload_cwd_is_refused_not_a_plugin_failure(tmp_path):
+    from omcm_core.testing import post_tool_payload, session_start_payload
+
+    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": ""}
+    cwd = str(tmp_path) + "/a\0b"
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n")
+    for payload in (
+        session_start_payload(session_id="s", cwd=cwd),
+        post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s", cwd=cwd),
+        session_end_payload(session_id="s", transcript_path=str(transcript), cwd=cwd),
+    ):
+        proc = run_hook(payload, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (tmp_path / "home" / "logs" / "omcm.jsonl").read_text()
+    assert "plugin_failed" not in log

@@ -1,0 +1,98 @@
+"""notepad: a project notepad that survives compaction (``.omc/notepad.md``).
+
+A subagent (the Agent tool, formerly Task) that ends its answer with
+``<remember>...</remember>`` adds a timestamped Working Memory entry;
+``<remember priority>...</remember>`` replaces the Priority Context (at most
+500 characters). Every SessionStart, including the one that follows a
+compaction (``source: "compact"``), hands the priority context back to Claude;
+when another plugin keeps Claude going at Stop, it rides along in that
+continuation message. ``## MANUAL`` and every hand edit are left alone.
+"""
+
+from __future__ import annotations
+
+from omcm_core import Result, hookimpl
+from omcm_core.records import Command
+
+PLUGIN = "notepad"
+
+
+def _config(ctx):
+    from omcm_notepad.settings import NotepadConfig
+
+    return ctx.config(NotepadConfig)
+
+
+@hookimpl
+def config_schema():
+    from omcm_notepad.settings import NotepadConfig
+
+    return NotepadConfig
+
+
+@hookimpl
+def post_tool(event, ctx):
+    config = _config(ctx)
+    if not event.succeeded or event.tool_name not in config.tools or ctx.project_dir is None:
+        return None
+    from omcm_notepad import clock, notes, tags
+
+    found, ignored = tags.extract(tags.answer_text(event.tool_response), config.priority_max_chars)
+    if ignored:
+        ctx.log.warning("remember_tags_ignored", ignored=ignored, kept=len(found), limit=tags.MAX_TAGS)
+    if not found:
+        return None
+    timeout = notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms)
+    saved = notes.change(ctx.project_dir, found, config, clock.now(ctx.env), ctx.log, timeout)
+    if saved is None:
+        return None
+    ctx.log.info("remembered", entries=saved.entries, priority=saved.priority, pruned=saved.pruned, dropped=saved.dropped, bytes=saved.size)
+    if not config.notify:
+        return None
+    what = [f"{saved.entries} working-memory note{'s' if saved.entries > 1 else ''}"] if saved.entries else []
+    what += ["the priority context"] if saved.priority else []
+    return Result(system_message=f"notepad: saved {' and '.join(what)} to .omc/notepad.md")
+
+
+@hookimpl
+def session_start(event, ctx):
+    from omcm_notepad import clock, notes
+
+    config = _config(ctx)
+    now = clock.now(ctx.env)
+    if event.source in (None, "startup") and ctx.project_dir is not None:
+        # Prune once per new session; a busy lock only postpones it.
+        notes.change(ctx.project_dir, [], config, now, ctx.log, notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms) / 2)
+    text = notes.context(notes.load(ctx.project_dir, ctx.log), config, now)
+    if text:
+        ctx.log.info("priority_context_injected", source=event.source, chars=len(text))
+    return Result(additional_context=text) if text else None
+
+
+@hookimpl
+def stop(event, ctx):
+    # A reason without block: the core adds it to another plugin's block reason
+    # (a continuation message) and drops it when nobody blocks.
+    config = _config(ctx)
+    if event.hook_event_name != "Stop" or not config.continuation:
+        return None
+    from omcm_notepad import notes
+
+    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), config)
+    return Result(reason=text) if text else None
+
+
+@hookimpl
+def doctor_report(ctx):
+    from omcm_notepad import clock, notes
+
+    facts = notes.stats(notes.load(ctx.project_dir, ctx.log), _config(ctx), clock.now(ctx.env))
+    trouble = notes.problem(ctx.project_dir)
+    return {**facts, "problems": [trouble]} if trouble else facts
+
+
+@hookimpl
+def commands():
+    from omcm_notepad import cli
+
+    return [Command(name="notepad", help="the project notepad: show, add [--priority] TEXT, prune, stats", configure=cli.configure, run=cli.run)]

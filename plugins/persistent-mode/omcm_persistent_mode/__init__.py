@@ -1,0 +1,129 @@
+"""persistent-mode: keep Claude working until the job is done.
+
+- UserPromptSubmit: mode keywords (ultrawork/ulw/uw, ``/ralph-loop``,
+  ``/ultrawork-ralph``, ``/cancel-ralph``), search/analyze hints and the
+  frontend or git skill are given to Claude as context.
+- Stop: an active ralph loop, ultrawork with pending todos, or plain pending
+  todos block the stop with a rotating continuation message, each bounded by a
+  counter; a completion promise is verified once against ``.omc/prd.json``.
+- PostToolUse: a throttled reminder to delegate searches to subagents.
+- StopFailure: remembered and told to Claude at the next prompt or resume.
+
+Any internal error fails open: it is logged and the hook says nothing.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs.validators import ge
+
+from omcm_core import hookimpl
+from omcm_core.records import Command
+
+PLUGIN = "persistent-mode"
+#: Direct search tools counted for the agent-usage reminder, and the delegation tools that reset it.
+_COUNTED_TOOLS = ("Grep", "Glob", "Read", "WebFetch", "Agent", "Task")
+
+
+@attrs.frozen
+class PersistentModeConfig:
+    """``[persistent-mode]``."""
+
+    #: Off switch for everything this plugin does (the user's escape from any loop).
+    enabled: bool = True
+    #: Stops a ralph loop blocks before it ends on its own.
+    max_iterations: int = attrs.field(default=50, validator=ge(1))
+    #: Continuations in a row without a newly completed todo before giving up.
+    max_todo_attempts: int = attrs.field(default=5, validator=ge(0))
+    #: Continue on pending todos without any mode on.
+    todo_continuation: bool = True
+    #: Ask Claude to verify a ralph completion claim against the PRD.
+    verify: bool = True
+    #: Verification requests without a verdict before the claim is accepted.
+    max_verification_attempts: int = attrs.field(default=3, validator=ge(1))
+    #: Give the frontend/git skill prompts when a prompt calls for them.
+    skills: bool = True
+    #: Give the search/analyze hints when a prompt says search/find/analyze.
+    keyword_hints: bool = True
+    #: Remind Claude to delegate after every N direct Grep/Glob/Read/WebFetch calls (0: never).
+    agent_reminder_every: int = attrs.field(default=15, validator=ge(0))
+    #: How much of the transcript's end is read for todos and the last message.
+    transcript_tail_bytes: int = attrs.field(default=2_000_000, validator=ge(4096))
+
+
+def _guarded(name, work, ctx, *args):
+    """Run ``work``; on any error log it and say nothing (never block on our own bug)."""
+    try:
+        return work(*args)
+    except Exception as exc:  # noqa: BLE001 - failing open is the contract
+        ctx.log.error("failed_open", hook=name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        return None
+
+
+def _config(ctx):
+    config = ctx.config(PersistentModeConfig)
+    return config if config.enabled else None
+
+
+@hookimpl
+def config_schema():
+    return PersistentModeConfig
+
+
+@hookimpl
+def user_prompt_submit(event, ctx):
+    from omcm_persistent_mode import handlers
+
+    config = _config(ctx)
+    return config and _guarded("user_prompt_submit", handlers.on_prompt, ctx, event, ctx, config)
+
+
+@hookimpl
+def stop(event, ctx):
+    if event.hook_event_name != "Stop":
+        return None  # a subagent's stop is not the session's
+    from omcm_persistent_mode import handlers
+
+    config = _config(ctx)
+    return config and _guarded("stop", handlers.on_stop, ctx, event, ctx, config)
+
+
+@hookimpl
+def post_tool(event, ctx):
+    if event.tool_name not in _COUNTED_TOOLS or event.agent_id:
+        return None  # the common case, answered before any import
+    from omcm_persistent_mode import handlers
+
+    config = _config(ctx)
+    return config and _guarded("post_tool", handlers.on_post_tool, ctx, event, ctx, config)
+
+
+@hookimpl
+def session_start(event, ctx):
+    if event.source not in ("resume", "compact"):
+        return None
+    from omcm_persistent_mode import handlers
+
+    config = _config(ctx)
+    return config and _guarded("session_start", handlers.on_session_start, ctx, event, ctx, config)
+
+
+@hookimpl
+def stop_failure(event, ctx):
+    from omcm_persistent_mode import handlers
+
+    return _guarded("stop_failure", handlers.on_stop_failure, ctx, event, ctx)
+
+
+@hookimpl
+def session_end(event, ctx):
+    from omcm_persistent_mode import handlers
+
+    return _guarded("session_end", handlers.on_session_end, ctx, event, ctx)
+
+
+@hookimpl
+def commands():
+    from omcm_persistent_mode import cli
+
+    return [Command(name="ralph", help="ralph loops in this project: status, cancel", configure=cli.configure, run=cli.run)]

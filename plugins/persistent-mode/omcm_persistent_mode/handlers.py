@@ -1,0 +1,170 @@
+"""The hooks' work: read state, decide, write state, answer. Called by the hookimpls in ``__init__``."""
+
+from __future__ import annotations
+
+from attrs import evolve
+
+from omcm_core import Result
+from omcm_core.redact import mask
+
+from omcm_persistent_mode import fsaccess, keywords, prompts, skills, stopping, stores, todos
+from omcm_persistent_mode.state import RalphState, now
+
+SEARCH_TOOLS = ("Grep", "Glob", "Read", "WebFetch")
+AGENT_TOOLS = ("Agent", "Task")
+
+
+def _context(parts) -> "Result | None":
+    text = "\n\n".join(p for p in parts if p)
+    return Result(additional_context=mask(text)) if text else None
+
+
+def _recovery(session, ralph) -> str:
+    note = session.recovery or {}
+    text = prompts.RECOVERY.format(error=note.get("error", "unknown"), at=note.get("at", "?"))
+    if ralph is not None and ralph.active:
+        text += prompts.RECOVERY_RALPH.format(iteration=ralph.iteration, max=ralph.max_iterations, task=ralph.task[:300])
+    return text
+
+
+def _mode_change(event, ctx, config, found, session, parts):
+    """Apply a mode keyword or /cancel-ralph; returns the new session state."""
+    project, sid = ctx.project_dir, event.session_id
+    if found.cancel:
+        ralph = stores.load_ralph(project, sid, ctx.log)
+        if ralph is not None and ralph.active:
+            stores.save_ralph(project, evolve(ralph, status="cancelled", updated_at=now()), ctx.log)
+        parts.append(prompts.CANCELLED)
+        ctx.log.info("cancelled", session_id=sid)
+        return evolve(session, mode=None, cancelled=True)
+    if found.mode is None:
+        return session
+    session = evolve(session, cancelled=False, mode="ultrawork" if found.mode == keywords.ULTRAWORK else session.mode)
+    text = prompts.MODE_PROMPTS[found.mode]
+    if found.mode in (keywords.RALPH, keywords.ULTRAWORK_RALPH):
+        ralph = RalphState(session_id=sid, mode=found.mode, task=mask(found.task)[:2000], max_iterations=config.max_iterations)
+        if stores.save_ralph(project, ralph, ctx.log):
+            text += f"\nLoop: at most {config.max_iterations} iterations; state in .omc/ralph/."
+        else:
+            text = "[persistent-mode] The ralph loop could not start: this project has no usable .omc folder (see the omcm log)."
+    parts.append(text + (f"\nTask: {found.task}" if found.task else ""))
+    ctx.log.info("mode_on", mode=found.mode, session_id=sid)
+    return session
+
+
+def on_prompt(event, ctx, config):
+    if not event.session_id or keywords.is_notification(event.prompt or ""):
+        return None  # a background agent's answer is not the user: no mode, skill, or "user is back" reset
+    found = keywords.detect(event.prompt or "")
+    skill = skills.detect(event.prompt or "") if config.skills else None
+    folder = ctx.session_dir(event.session_id)
+    parts: list = []
+    with fsaccess.home_state_lock(folder):
+        session = stores.load_session(folder, ctx.log)
+        if session.recovery:
+            parts.append(_recovery(session, stores.load_ralph(ctx.project_dir, event.session_id, ctx.log)))
+        # The user is back: todo continuation starts counting afresh.
+        session = evolve(session, recovery=None, todo_attempts=0, todo_completed_at_block=None)
+        session = _mode_change(event, ctx, config, found, session, parts)
+        given = set(session.skills)
+        for hint in found.hints if config.keyword_hints else ():
+            if f"hint:{hint}" not in given:
+                parts.append(prompts.HINTS[hint])
+                given.add(f"hint:{hint}")
+        if skill and skill not in given:
+            parts.append(prompts.SKILLS[skill])
+            given.add(skill)
+        stores.save_session(folder, evolve(session, skills=tuple(sorted(given))))
+    return _context(parts)
+
+
+def on_stop(event, ctx, config):
+    if event.hook_event_name != "Stop" or not event.session_id:
+        return None  # a subagent's stop is not the session's
+    folder, project = ctx.session_dir(event.session_id), ctx.project_dir
+    limits = stopping.Limits(config.max_todo_attempts, config.max_verification_attempts, config.verify, config.todo_continuation)
+    with fsaccess.home_state_lock(folder):
+        session = stores.load_session(folder, ctx.log)
+        ralph = stores.load_ralph(project, event.session_id, ctx.log)
+        looping = ralph is not None and ralph.active
+        if not looping and (session.cancelled or not (session.mode or config.todo_continuation)):
+            return None
+        lines = fsaccess.tail_lines(event.transcript_path, config.transcript_tail_bytes)
+        todo_list = todos.extract(lines)
+        message = event.last_assistant_message
+        if looping and message is None:
+            message = todos.last_assistant_text(lines)
+        stories = stores.load_stories(project, ctx.log) if looping else []
+        decision = stopping.decide(ralph, session, message, todo_list, stories, limits)
+        # stop_hook_active is false on the first stop of a turn: the client's count of blocks starts there.
+        blocks = session.stop_blocks if event.stop_hook_active else 0
+        cap = stopping.client_block_cap(ctx.env)
+        if decision.block and blocks >= cap:
+            decision = stopping.pause_at_client_cap(cap)
+        if decision.ralph is not None and not stores.save_ralph(project, decision.ralph, ctx.log):
+            return None  # an iteration that cannot be counted must not block: that could loop forever
+        after = decision.session or session
+        stores.save_session(folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0))
+    ctx.log.info("stop", outcome=decision.outcome, session_id=event.session_id, stop_hook_active=event.stop_hook_active,
+                 iteration=decision.ralph.iteration if decision.ralph else None)
+    if decision.block:
+        return Result(block=True, reason=mask(decision.reason or ""), system_message=decision.system_message)
+    return Result(system_message=decision.system_message) if decision.system_message else None
+
+
+def on_post_tool(event, ctx, config):
+    if not event.session_id or event.agent_id or config.agent_reminder_every <= 0:
+        return None  # inside a subagent, searching directly is the point
+    if event.tool_name not in SEARCH_TOOLS + AGENT_TOOLS:
+        return None
+    folder = ctx.session_dir(event.session_id)
+    with fsaccess.home_state_lock(folder):
+        session = stores.load_session(folder, ctx.log)
+        calls = 0 if event.tool_name in AGENT_TOOLS else session.search_calls + 1
+        stores.save_session(folder, evolve(session, search_calls=calls))
+    if calls == 0 or calls % config.agent_reminder_every:
+        return None
+    return Result(additional_context=prompts.AGENT_REMINDER.format(count=calls, tools="/".join(SEARCH_TOOLS)))
+
+
+def on_session_start(event, ctx, config):
+    if not event.session_id or event.source not in ("resume", "compact"):
+        return None
+    folder = ctx.session_dir(event.session_id)
+    parts: list = []
+    with fsaccess.home_state_lock(folder):
+        session = stores.load_session(folder, ctx.log)
+        ralph = stores.load_ralph(ctx.project_dir, event.session_id, ctx.log)
+        if session.recovery and event.source == "resume":
+            parts.append(_recovery(session, ralph))
+            session = evolve(session, recovery=None)
+        if event.source == "compact":
+            # The compacted conversation may have lost what was injected: give it again when asked.
+            session = evolve(session, skills=())
+            if ralph is not None and ralph.active:
+                parts.append(prompts.MODE_PROMPTS[ralph.mode] + f"\nTask: {ralph.task}\nIteration {ralph.iteration}/{ralph.max_iterations}")
+            elif session.mode:
+                parts.append(prompts.MODE_PROMPTS[session.mode])
+        stores.save_session(folder, session)
+    return _context(parts)
+
+
+def on_stop_failure(event, ctx):
+    if not event.session_id:
+        return None
+    folder = ctx.session_dir(event.session_id)
+    error = mask(str(event.error or "unknown"))[:100]
+    with fsaccess.home_state_lock(folder):
+        session = stores.load_session(folder, ctx.log)
+        stores.save_session(folder, evolve(session, recovery={"error": error, "at": now()}))
+    ctx.log.info("stop_failure_recorded", error=error, session_id=event.session_id)
+    return None
+
+
+def on_session_end(event, ctx):
+    if not event.session_id:
+        return None
+    folder = ctx.session_dir(event.session_id, create=False)
+    if folder.is_dir() and not stores.load_session(folder, ctx.log).recovery:
+        fsaccess.remove_home(folder, [stores.state.SESSION_FILE, ".persistent-mode.lock"])
+    return None

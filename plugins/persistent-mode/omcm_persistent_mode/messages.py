@@ -1,0 +1,78 @@
+"""Continuation messages, rotated so Claude does not learn to skim a fixed sentence. No I/O.
+
+Each mode has its own pool; the variant is ``counter % len(pool)``, where the
+counter is the ralph iteration or the continuation attempt, so the rotation is
+deterministic. The progress line, the next task and the iteration follow.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from attrs import frozen
+
+TODO, ULTRAWORK, RALPH, ULTRAWORK_RALPH = "todo", "ultrawork", "ralph-loop", "ultrawork-ralph"
+
+POOLS = {
+    TODO: (
+        ("System Reminder", "The todo list still has unfinished items. Continue with the next one."),
+        ("Boulder Never Stops", "Pending todos remain. Pick the next one up and keep going."),
+        ("Sisyphus Reminder", "The work is not finished yet: the todo list shows open items. Carry on."),
+        ("Continuation Required", "Stopping now would leave todos undone. Continue working through them."),
+        ("Task Persistence Active", "Open todos are still on the list. Resume with the next pending task."),
+    ),
+    ULTRAWORK: (
+        ("Ultrawork Continues", "Ultrawork is on and todos are still pending. Parallelise what is independent and continue."),
+        ("Full Throughput", "Pending todos remain in ultrawork mode. Delegate in parallel and finish them."),
+        ("Ultrawork Persistence", "The ultrawork task is not done: keep working through the open todos."),
+    ),
+    RALPH: (
+        ("Ralph Loop Continuation", "The task is not complete yet. Continue working on it."),
+        ("The Promise Binds You", "No completion promise yet. Keep going until the task is really done."),
+        ("Persistence Required", "The loop continues: pick up where you left off."),
+        ("Continue or Verify", "Continue the task, or, if it is truly finished, check it and make the completion promise."),
+        ("Sisyphean Persistence", "Another iteration: move the task forward."),
+    ),
+    ULTRAWORK_RALPH: (
+        ("Maximum Intensity", "Ultrawork and the ralph loop are both on: continue, in parallel where you can."),
+        ("Ultimate Mode Continues", "Not complete yet. Delegate independent parts and keep the loop moving."),
+        ("Persistence × Intensity", "Keep going at full throughput until the task is done."),
+    ),
+}
+
+PROMISE_HINT = "When everything is done and checked, end your message with <promise>TASK_COMPLETE</promise>."
+
+
+@frozen
+class Progress:
+    """Where the work stands. Counts are None when no todo list or PRD is known."""
+
+    completed: Optional[int] = None
+    total: Optional[int] = None
+    next_task: Optional[str] = None
+    iteration: Optional[int] = None
+    max_iterations: Optional[int] = None
+
+
+def progress_line(progress: Progress) -> Optional[str]:
+    if progress.total is None or progress.completed is None:
+        return None
+    remaining = progress.total - progress.completed
+    return f"[{progress.completed}/{progress.total} completed, {remaining} remaining]"
+
+
+def continuation(mode: str, counter: int, progress: Progress) -> str:
+    """The message for ``mode``; ``counter`` chooses the variant."""
+    pool = POOLS[mode]
+    title, body = pool[counter % len(pool)]
+    lines = [f"[{title}] {body}"]
+    status = progress_line(progress)
+    if status:
+        lines.append(status)
+    if progress.next_task:
+        lines.append(f"Next task: {progress.next_task}")
+    if progress.iteration is not None and progress.max_iterations is not None:
+        lines.append(f"Iteration {progress.iteration}/{progress.max_iterations}")
+    if mode in (RALPH, ULTRAWORK_RALPH):
+        lines.append(PROMISE_HINT)
+    return "\n".join(lines)

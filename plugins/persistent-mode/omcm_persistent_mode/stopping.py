@@ -1,0 +1,146 @@
+"""Whether a Stop is blocked, and with which message: the decision, free of I/O.
+
+Priority: an active ralph loop, then ultrawork with pending todos, then plain
+todo continuation. ``stop_hook_active`` (Claude is already continuing because a
+Stop hook blocked) does not by itself end a mode, because every mode here is
+bounded by a counter that only a real step forward resets:
+
+- ralph: each block is one iteration; at ``max_iterations`` the loop ends.
+  A completion claim costs one verification block; after
+  ``max_verification_attempts`` requests without a verdict the claim is
+  accepted with a warning.
+- todos: each block is one attempt; ``max_todo_attempts`` blocks in a row
+  without a newly completed todo end the continuation until the user writes
+  again (UserPromptSubmit resets the count).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from attrs import evolve, frozen
+
+from omcm_persistent_mode import messages, prd, prompts
+from omcm_persistent_mode.state import RalphState, SessionState, now
+from omcm_persistent_mode.todos import TodoList
+
+PROMISE = re.compile(r"<promise>\s*(?:TASK_COMPLETE|DONE)\s*</promise>", re.I)
+APPROVED = re.compile(r"<oracle-approved\s*/?>", re.I)
+REJECTED = re.compile(r"<oracle-rejected\s*/?>", re.I)
+MAX_FEEDBACK = 2000
+
+
+@frozen
+class Limits:
+    max_todo_attempts: int = 5
+    max_verification_attempts: int = 3
+    verify: bool = True
+    todo_continuation: bool = True
+
+
+@frozen
+class Decision:
+    block: bool = False
+    reason: Optional[str] = None
+    #: A warning for the user (loop ended at a limit, claim auto-approved).
+    system_message: Optional[str] = None
+    ralph: Optional[RalphState] = None
+    session: Optional[SessionState] = None
+    #: What happened, for the log.
+    outcome: str = "none"
+
+
+def _progress(todos: Optional[TodoList], stories: list, ralph: Optional[RalphState] = None) -> messages.Progress:
+    iteration = (ralph.iteration, ralph.max_iterations) if ralph else (None, None)
+    if todos is not None and todos.total:
+        return messages.Progress(todos.completed, todos.total, todos.next_task(), *iteration)
+    if stories:
+        done = sum(1 for s in stories if s.done)
+        return messages.Progress(done, len(stories), prd.next_story(stories), *iteration)
+    return messages.Progress(None, None, None, *iteration)
+
+
+def _end(ralph: RalphState, status: str, outcome: str, warning: Optional[str] = None) -> Decision:
+    return Decision(ralph=evolve(ralph, status=status, verification_pending=False, updated_at=now()), system_message=warning, outcome=outcome)
+
+
+def _continue(ralph: RalphState, todos, stories, prefix: str = "") -> Decision:
+    step = evolve(ralph, iteration=ralph.iteration + 1, verification_pending=False, updated_at=now())
+    if step.iteration > ralph.max_iterations:
+        return _end(ralph, "max_iterations", "ralph_max_iterations", prompts.MAX_ITERATIONS.format(max=ralph.max_iterations))
+    text = messages.continuation(ralph.mode, step.iteration, _progress(todos, stories, step))
+    return Decision(block=True, reason=prefix + text, ralph=step, outcome="ralph_continue")
+
+
+def _verify(ralph: RalphState, limits: Limits, stories) -> Decision:
+    if ralph.verification_attempts >= limits.max_verification_attempts:
+        warning = prompts.AUTO_APPROVED.format(attempts=ralph.verification_attempts)
+        return _end(ralph, "auto_approved", "ralph_auto_approved", warning)
+    attempt = ralph.verification_attempts + 1
+    text = prompts.VERIFY.format(attempt=attempt, max_attempts=limits.max_verification_attempts, prd=prd.describe(stories))
+    step = evolve(ralph, verification_pending=True, verification_attempts=attempt, updated_at=now())
+    return Decision(block=True, reason=text, ralph=step, outcome="ralph_verify")
+
+
+def ralph_step(ralph: RalphState, message: Optional[str], limits: Limits, todos, stories) -> Decision:
+    """One Stop of an active ralph loop."""
+    text = message or ""
+    if ralph.verification_pending:
+        rejected = REJECTED.search(text)
+        if rejected:
+            feedback = text[rejected.end():].strip()[:MAX_FEEDBACK] or "(no details given)"
+            return _continue(ralph, todos, stories, prompts.REJECTED.format(feedback=feedback) + "\n\n")
+        if APPROVED.search(text):
+            return _end(ralph, "completed", "ralph_verified")
+        return _verify(ralph, limits, stories)
+    if PROMISE.search(text):
+        if not limits.verify:
+            return _end(ralph, "completed", "ralph_completed")
+        return _verify(ralph, limits, stories)
+    return _continue(ralph, todos, stories)
+
+
+def todo_step(session: SessionState, todos: Optional[TodoList], limits: Limits) -> Decision:
+    """Ultrawork or plain todo continuation, bounded by attempts without progress."""
+    ultrawork = session.mode == "ultrawork"
+    if session.cancelled or todos is None or todos.pending == 0:
+        return Decision(outcome="none")
+    if not ultrawork and not limits.todo_continuation:
+        return Decision(outcome="none")
+    moved = session.todo_completed_at_block is not None and todos.completed > session.todo_completed_at_block
+    attempts = 0 if moved else session.todo_attempts
+    if attempts >= limits.max_todo_attempts:
+        return Decision(outcome="todo_attempts_exhausted")
+    mode = messages.ULTRAWORK if ultrawork else messages.TODO
+    text = messages.continuation(mode, attempts, _progress(todos, []))
+    step = evolve(session, todo_attempts=attempts + 1, todo_completed_at_block=todos.completed)
+    return Decision(block=True, reason=text, session=step, outcome=f"{mode}_continue")
+
+
+#: Claude Code overrides a Stop hook that blocks more often than this in a row (v2.1.143).
+CLIENT_BLOCK_CAP = 8
+
+
+def client_block_cap(env) -> int:
+    """The client's cap on consecutive Stop blocks: ``CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`` in its environment, else 8."""
+    try:
+        value = int(str(env.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", CLIENT_BLOCK_CAP)).strip())
+    except ValueError:
+        return CLIENT_BLOCK_CAP
+    return value if value > 0 else CLIENT_BLOCK_CAP
+
+
+def pause_at_client_cap(cap: int) -> Decision:
+    """A block the client would override: let the stop through with the state unchanged, and tell the user.
+
+    Blocking anyway would end the turn just the same, with a "stop hook problem"
+    notice, and count an iteration the model never saw.
+    """
+    return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
+
+
+def decide(ralph: Optional[RalphState], session: SessionState, message: Optional[str], todos, stories, limits: Limits) -> Decision:
+    if ralph is not None and ralph.active:
+        return ralph_step(ralph, message, limits, todos, stories)
+    return todo_step(session, todos, limits)

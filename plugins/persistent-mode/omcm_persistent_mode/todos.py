@@ -1,0 +1,166 @@
+"""The todo list and the last assistant text, as Claude Code records them in the transcript. No I/O.
+
+Claude Code keeps two kinds of todo list, both visible only in the transcript:
+
+- ``TodoWrite``: every call carries the whole list,
+  ``{"todos": [{"content", "status", "activeForm"}]}``; the latest call is the list.
+- The task tools (Claude Code 2.1): ``TaskCreate`` ``{"subject", "description",
+  "activeForm"}`` whose result names the id (``toolUseResult.task.id``, or the
+  text ``Task #N created``), and ``TaskUpdate`` ``{"taskId", "status"}``.
+
+Whichever kind was used last is the list. Lines of subagents (``isSidechain``)
+are skipped: their todos are not the session's. Only lines that can matter are
+decoded, so a long transcript stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Optional
+
+from attrs import frozen
+
+DONE = ("completed", "done", "cancelled", "deleted")
+_CREATED = re.compile(r"Task #(\w+) created")
+_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #")
+
+
+@frozen
+class Todo:
+    content: str
+    status: str
+
+    @property
+    def done(self) -> bool:
+        return self.status in DONE
+
+
+@frozen
+class TodoList:
+    items: tuple
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for t in self.items if t.done)
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.completed
+
+    def next_task(self) -> Optional[str]:
+        """The task in progress, else the first pending one."""
+        for wanted in ("in_progress", None):
+            for todo in self.items:
+                if not todo.done and (wanted is None or todo.status == wanted):
+                    return todo.content
+        return None
+
+
+def _records(lines: Iterable[bytes]) -> Iterable[dict]:
+    for line in lines:
+        if not any(marker in line for marker in _INTERESTING):
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(record, dict) and not record.get("isSidechain"):
+            yield record
+
+
+def _blocks(record: dict) -> list:
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _todowrite(payload: Any) -> Optional[tuple]:
+    todos = payload.get("todos") if isinstance(payload, dict) else None
+    if not isinstance(todos, list):
+        return None
+    items = []
+    for todo in todos:
+        if isinstance(todo, dict) and isinstance(todo.get("content"), str):
+            items.append(Todo(todo["content"], str(todo.get("status") or "pending")))
+    return tuple(items)
+
+
+class _Tasks:
+    """The task tools' list, rebuilt from TaskCreate results and TaskUpdate calls."""
+
+    def __init__(self) -> None:
+        self.created: dict[str, str] = {}  # tool_use id -> subject, until its result names the id
+        self.tasks: dict[str, Todo] = {}
+
+    def tool_use(self, block: dict) -> None:
+        payload = block.get("input") if isinstance(block.get("input"), dict) else {}
+        if block.get("name") == "TaskCreate":
+            self.created[str(block.get("id"))] = str(payload.get("subject") or payload.get("description") or "task")
+        elif block.get("name") == "TaskUpdate" and payload.get("taskId") is not None:
+            task_id = str(payload["taskId"])
+            old = self.tasks.get(task_id, Todo(str(payload.get("subject") or f"task #{task_id}"), "pending"))
+            status = str(payload.get("status") or old.status)
+            if status == "deleted":
+                self.tasks.pop(task_id, None)
+            else:
+                self.tasks[task_id] = Todo(str(payload.get("subject") or old.content), status)
+
+    def result(self, record: dict, block: dict) -> None:
+        subject = self.created.pop(str(block.get("tool_use_id")), None)
+        if subject is None:
+            return
+        extra = record.get("toolUseResult")
+        task = extra.get("task") if isinstance(extra, dict) else None
+        task_id = task.get("id") if isinstance(task, dict) else None
+        if task_id is None:
+            text = block.get("content") if isinstance(block.get("content"), str) else json.dumps(block.get("content"))
+            found = _CREATED.search(text or "")
+            task_id = found.group(1) if found else None
+        if task_id is not None:
+            self.tasks.setdefault(str(task_id), Todo(subject, "pending"))
+
+
+def extract(lines: Iterable[bytes]) -> Optional[TodoList]:
+    """The session's current todo list, or None when the transcript shows none."""
+    latest_write: Optional[tuple] = None
+    tasks = _Tasks()
+    write_at = tasks_at = -1
+    for index, record in enumerate(_records(lines)):
+        for block in _blocks(record):
+            kind = block.get("type")
+            if kind == "tool_use" and block.get("name") == "TodoWrite":
+                found = _todowrite(block.get("input"))
+                if found is not None:
+                    latest_write, write_at = found, index
+            elif kind == "tool_use" and block.get("name") in ("TaskCreate", "TaskUpdate"):
+                tasks.tool_use(block)
+                tasks_at = index
+            elif kind == "tool_result":
+                tasks.result(record, block)
+    if tasks_at > write_at and tasks.tasks:
+        return TodoList(tuple(tasks.tasks.values()))
+    if latest_write is not None:
+        return TodoList(latest_write)
+    return None
+
+
+def last_assistant_text(lines: list) -> Optional[str]:
+    """The text of the newest main-thread assistant message (the transcript may lag the Stop)."""
+    for line in reversed(lines):
+        if b'"assistant"' not in line or b'"text"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(record, dict) or record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        texts = [b.get("text") for b in _blocks(record) if b.get("type") == "text" and isinstance(b.get("text"), str)]
+        if texts:
+            return "\n".join(texts)
+    return None

@@ -1,0 +1,198 @@
+"""Todo continuation, ultrawork, reminders and recovery through real `omcm hook` processes."""
+
+import json
+import os
+
+from omcm_core.testing import assert_valid_response
+
+THREE = [("Write the parser", "completed"), ("Write the tests", "in_progress"), ("Update the docs", "pending")]
+
+
+def test_pending_todos_in_the_transcript_block_the_stop(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    out = s.stop()
+    assert out["decision"] == "block"
+    assert "[1/3 completed, 2 remaining]" in out["reason"]
+    assert "Next task: Write the tests" in out["reason"]
+    assert out["reason"].startswith("[System Reminder]")
+    assert_valid_response("Stop", out)
+
+
+def test_todo_continuation_gives_up_after_five_attempts_without_progress(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    outs = [s.stop(active=i > 0) for i in range(7)]
+    assert [o is not None for o in outs] == [True] * 5 + [False] * 2
+    assert len({o["reason"].splitlines()[0] for o in outs[:5]}) == 5  # five different variants
+    assert "todo_attempts_exhausted" in [line.get("outcome") for line in s.log_lines()]
+
+
+def test_progress_resets_the_attempts_and_so_does_the_user(session, todo_write):
+    s = session(max_todo_attempts="2")
+    s.write_transcript(todo_write(THREE))
+    assert s.stop() and s.stop(active=True)
+    assert s.stop(active=True) is None  # two blocks without progress: done
+    s.write_transcript(todo_write([THREE[0], ("Write the tests", "completed"), THREE[2]]))
+    out = s.stop(active=True)  # one more todo completed: progress, so it may continue
+    assert "[2/3 completed, 1 remaining]" in out["reason"]
+    assert s.stop(active=True) and s.stop(active=True) is None
+    s.prompt("please go on")
+    assert s.stop()["decision"] == "block"
+
+
+def test_all_done_or_no_todos_lets_claude_stop(session, todo_write):
+    s = session()
+    assert s.stop() is None  # no transcript at all
+    s.write_transcript(todo_write([(c, "completed") for c, _ in THREE]))
+    assert s.stop() is None
+
+
+def test_subagent_todos_are_not_the_sessions(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write([(c, "completed") for c, _ in THREE]), todo_write(THREE, sidechain=True))
+    assert s.stop() is None
+
+
+def test_task_tools_are_read_too(session):
+    s = session()
+    s.write_transcript(
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "TaskCreate",
+                                                         "input": {"subject": "Shadows", "description": "d", "activeForm": "a"}}]}},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                   "content": "Task #1 created successfully: Shadows"}]},
+         "toolUseResult": {"task": {"id": "1", "subject": "Shadows"}}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t2", "name": "TaskCreate",
+                                                         "input": {"subject": "Owls"}}]}},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "content": "Task #2 created successfully: Owls"}]}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t3", "name": "TaskUpdate",
+                                                         "input": {"taskId": "1", "status": "completed"}}]}},
+    )
+    out = s.stop()
+    assert "[1/2 completed, 1 remaining]" in out["reason"] and "Next task: Owls" in out["reason"]
+
+
+def test_ultrawork_uses_its_own_pool_and_continues_even_with_plain_continuation_off(session, todo_write):
+    s = session(todo_continuation="false")
+    s.write_transcript(todo_write(THREE))
+    assert s.stop() is None
+    context = s.prompt("ulw fix every failing test")["hookSpecificOutput"]["additionalContext"]
+    assert "[persistent-mode: ultrawork]" in context and "Task: fix every failing test" in context
+    assert s.stop()["reason"].startswith("[Ultrawork Continues]")
+    s.prompt("/cancel-ralph")
+    assert s.stop() is None
+
+
+def test_todo_text_is_masked_before_it_reaches_claude(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write([("Rotate key AKIAABCDEFGHIJKLMNOP", "pending")]))
+    reason = s.stop()["reason"]
+    assert "AKIAABCDEFGHIJKLMNOP" not in reason and "[REDACTED:aws-access-key]" in reason
+
+
+def test_transcript_is_read_from_its_tail_only(session, todo_write):
+    s = session(transcript_tail_bytes="4096")
+    s.write_transcript(todo_write(THREE))
+    with s.transcript.open("a") as fh:
+        fh.write(("x" * 1000 + "\n") * 10)  # the TodoWrite is now beyond the tail
+    assert s.stop() is None
+
+
+def test_a_fifo_or_binary_transcript_does_not_hang_or_break(session, tmp_path):
+    s = session()
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert s.stop(transcript_path=str(fifo)) is None
+    s.transcript.write_bytes(os.urandom(50_000))
+    assert s.stop() is None
+
+
+def test_skills_and_hints_are_given_once_per_session(session):
+    s = session()
+    first = s.prompt("Create a React button component and find the old one")["hookSpecificOutput"]["additionalContext"]
+    assert "[skill: frontend-ui-ux]" in first and "[persistent-mode: search]" in first
+    assert s.prompt("style the React button too") is None
+    git = s.prompt("now commit the button changes")["hookSpecificOutput"]["additionalContext"]
+    assert "[skill: git-master]" in git and "frontend" not in git
+
+
+def test_agent_reminder_is_throttled_and_reset_by_delegation(session):
+    s = session(agent_reminder_every="3")
+
+    def tool(name, **extra):
+        return s.hook("PostToolUse", tool_name=name, tool_input={}, tool_response={}, tool_use_id="t", **extra)
+
+    outs = [tool(name) for name in ("Read", "Grep", "Glob", "Read", "Bash", "Read", "Grep")]
+    assert [o is not None for o in outs] == [False, False, True, False, False, False, True]
+    assert "3 direct search/read calls" in outs[2]["hookSpecificOutput"]["additionalContext"]
+    assert tool("Agent") is None
+    assert [tool("WebFetch") is not None for _ in range(3)] == [False, False, True]
+    assert tool("Read", agent_id="sub1") is None  # inside a subagent: searching is its job
+
+
+def test_stop_failure_is_told_at_the_next_prompt(session):
+    s = session()
+    s.prompt("/ralph-loop migrate the db")
+    assert s.hook("StopFailure", error="rate_limit", error_details="429", last_assistant_message="half") is None
+    context = s.prompt("ok, go on")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (rate_limit)" in context and "iteration 0 of 50, task: migrate the db" in context
+    assert s.prompt("and then?") is None  # told once
+
+
+def test_stop_failure_is_told_on_resume_and_compaction_restores_the_mode(session):
+    s = session()
+    s.prompt("ultrawork: everything")
+    s.hook("StopFailure", error="overloaded")
+    resumed = s.hook("SessionStart", source="resume")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (overloaded)" in resumed
+    compacted = s.hook("SessionStart", source="compact")["hookSpecificOutput"]["additionalContext"]
+    assert "[persistent-mode: ultrawork]" in compacted
+    assert s.hook("SessionStart", source="startup") is None
+
+
+def test_replay_real_transcripts_finds_their_todos(shared_fixtures, session):
+    from omcm_persistent_mode import todos
+
+    folder = shared_fixtures / "transcripts"
+    expected = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        last = None
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            blocks = (record.get("message") or {}).get("content") if isinstance(record.get("message"), dict) else None
+            for block in blocks if isinstance(blocks, list) else []:
+                if not record.get("isSidechain") and isinstance(block, dict) and block.get("name") == "TodoWrite":
+                    last = [(t["content"], t["status"]) for t in block["input"]["todos"]]
+        expected[path.name] = last
+    found = {p.name: todos.extract(p.read_bytes().split(b"\n")) for p in sorted(folder.glob("*.jsonl"))}
+    writers = [name for name, last in expected.items() if last]
+    assert len(writers) >= 2
+    for name in writers:
+        assert [(t.content, t.status) for t in found[name].items] == expected[name]
+    tasks = found["a4a31c95-8dfb-4105-8052-c74bd6fb249c.jsonl"]
+    if tasks is not None:  # the task-tool session: four tasks, all completed
+        assert (tasks.total, tasks.completed) == (4, 4)
+    # Through the hook: every real session ended with its todos done, so Claude may stop;
+    # cut just after the first TodoWrite, the same session is continued with the real next task.
+    s = session()
+    for name in writers:
+        assert s.stop(transcript_path=str(folder / name)) is None
+    lines = (folder / writers[0]).read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"TodoWrite"' in line and '"isSidechain":false' in line.replace(" ", ""))
+    s.transcript.write_text("".join(lines[: cut + 1]))
+    first = todos.extract(lines[cut].encode().split(b"\n"))
+    out = s.stop()
+    assert f"[{first.completed}/{first.total} completed, {first.pending} remaining]" in out["reason"]
+    assert f"Next task: {first.next_task()}" in out["reason"]
+
+
+def test_a_background_agents_answer_switches_nothing_on(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    assert s.stop()["decision"] == "block"  # attempt 1
+    # The client hands a background agent's answer back as a prompt: tool output, not the user.
+    notification = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n"
+                    "<result>ultrawork now. Run git log and search everything.</result>\n</task-notification>")
+    assert s.prompt(notification) is None
+    state = json.loads((s.home / "sessions" / s.session_id / "persistent-mode.json").read_text())
+    assert (state["mode"], state["todo_attempts"], state["skills"]) == (None, 1, [])

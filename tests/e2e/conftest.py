@@ -1,0 +1,68 @@
+"""Fixtures of the end-to-end suite: the real Claude Code client, omcm installed, a fake API.
+
+``claude_binary`` installs the pinned client once (see claude_client.py). When
+that fails, the tests fail if the environment variable CI is set (tests never
+skip silently in CI) and are skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from claude_client import ClientUnavailable, install_client  # noqa: E402
+from e2e_harness import Harness  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def claude_binary() -> Path:
+    try:
+        return install_client()
+    except ClientUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"Claude Code client unavailable (CI is set, so this fails): {exc}")
+        pytest.skip(f"Claude Code client unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def misbehaving_site(tmp_path_factory) -> Path:
+    """The reliability suite's rel-hang and rel-raise plugins pip-installed into a private folder (for PYTHONPATH)."""
+    sources = Path(__file__).resolve().parents[1] / "reliability" / "plugins"
+    work = tmp_path_factory.mktemp("misbehaving")
+    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+           "--disable-pip-version-check", "-q", "--target", str(work / "site")]
+    for name in ("rel-hang", "rel-raise"):
+        copy = work / name
+        copy.mkdir()
+        for item in ("pyproject.toml", f"omcm_{name.replace('-', '_')}.py"):
+            (copy / item).write_bytes((sources / name / item).read_bytes())
+        cmd.append(str(copy))
+    subprocess.run(cmd, check=True, capture_output=True)
+    return work / "site"
+
+
+@pytest.fixture
+def e2e_factory(tmp_path: Path, claude_binary: Path):
+    """``e2e_factory(extra_env={...}, config="...")``: a :class:`Harness` with its own options (see Harness)."""
+    made = []
+
+    def make(name: str = "world", **options) -> Harness:
+        harness = Harness(tmp_path / name, claude_binary, **options)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.close()
+
+
+@pytest.fixture
+def e2e(e2e_factory) -> Harness:
+    """A private HOME with omcm installed, an OMCM_HOME and a trusted project: ``e2e.session(script, prompt)``."""
+    return e2e_factory()

@@ -1,0 +1,188 @@
+"""The project repository is untrusted: planted symlinks and FIFOs lead nowhere.
+
+A cloned repository can hold ``.claude/memory/memory.md -> ~/.ssh/id_ed25519``,
+a symlinked memory folder, archive, index, ``logs/`` or ``sessions/``. Through
+the real ``omcm hook`` (memory-rotation installed) nothing is read from or
+written outside the project, the key never reaches Claude, and the log names
+the refused path. The ``*_confined`` helpers of omcm_core.files are also
+checked directly, since third-party plugins use them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omcm_core import files
+from omcm_core.testing import post_tool_payload, run_hook, session_start_payload
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symlinks and umask are POSIX")
+
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A project with .claude/memory, an OMCM_HOME, and an outside folder holding a 'private key'."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "id_ed25519").write_text(KEY * 2000)  # well over the rotation threshold
+    config = {"saveInterval": 1, "memoryRotation": {"thresholdTokens": 1000, "carryoverTokens": 100}}
+    (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
+    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    return {"project": project, "memory": project / ".claude" / "memory", "outside": outside, "env": env, "home": tmp_path / "home"}
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, str]]:
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(folder))] = (path.stat().st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
+    return out
+
+
+def refusals(home: Path) -> list[dict]:
+    log = home / "logs" / "omcm.jsonl"
+    lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    return [x for x in lines if x.get("event") == "unsafe_path_refused"]
+
+
+def drive(world) -> str:
+    """Session start, three tool uses (each a rotation check) and a search; all stdout joined."""
+    out = []
+    proc = run_hook(session_start_payload(session_id="s1", cwd=str(world["project"])), env=world["env"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out.append(proc.stdout.decode())
+    for _ in range(3):
+        proc = run_hook(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s1"), env=world["env"])
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out.append(proc.stdout.decode())
+    search = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", "search", "OPENSSH", "--deep"],
+        env={**os.environ, **world["env"]}, capture_output=True, text=True, timeout=60,
+    )
+    return "".join(out) + search.stdout
+
+
+def assert_contained(world, before, text, planted: str) -> None:
+    assert snapshot(world["outside"]) == before, "a file outside the project was written"
+    assert KEY_BODY not in text, "the outside key reached Claude or the terminal"
+    for path in world["project"].rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert KEY_BODY not in path.read_text(errors="replace"), f"the key was copied into {path}"
+    assert any(planted in r["path"] for r in refusals(world["home"])), "no log line names the refused path"
+
+
+def test_memory_md_symlinked_to_a_private_key(world):
+    (world["memory"] / "memory.md").symlink_to(world["outside"] / "id_ed25519")
+    before = snapshot(world["outside"])
+    text = drive(world)
+    assert_contained(world, before, text, "memory.md")
+    assert (world["memory"] / "memory.md").is_symlink(), "the planted link was followed or replaced"
+
+
+@pytest.mark.parametrize("planted", ["memory", "logs", "sessions"])
+def test_symlinked_folders(world, planted):
+    target = world["outside"] / planted
+    target.mkdir()
+    (target / "memory.md").write_text(KEY * 2000)
+    link = world["memory"] if planted == "memory" else world["memory"] / planted
+    if planted == "memory":
+        (world["memory"] / "config.json").unlink()
+        world["memory"].rmdir()
+    link.symlink_to(target, target_is_directory=True)
+    before = snapshot(world["outside"])
+    text = drive(world)
+    transcript = world["project"] / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "hello there"}}) + "\n")
+    l1 = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", f"--project={world['project']}", "write-l1",
+         f"--transcript={transcript}", "--session=s1"],
+        env={**os.environ, **world["env"]}, capture_output=True, text=True, timeout=60,
+    )
+    assert l1.returncode != 0 and "refused" in l1.stderr
+    assert_contained(world, before, text, planted)
+
+
+def test_symlinked_archive_and_index(world):
+    outside_index = world["outside"] / "index.json"
+    outside_index.write_text(json.dumps({"version": 1, "rotatedFiles": [], "stats": {}}))
+    (world["memory"] / "memory_20260101_000000.md").symlink_to(world["outside"] / "id_ed25519")
+    (world["memory"] / "memory-index.json").symlink_to(outside_index)
+    (world["memory"] / "memory.md").write_text("## 2026-01-01\n" + "a safe note\n" * 600)
+    before = snapshot(world["outside"])
+    text = drive(world)
+    assert_contained(world, before, text, "memory_20260101_000000.md")
+    archives = [p for p in world["memory"].glob("memory_*.md") if not p.is_symlink()]
+    assert archives, "the real memory.md should still rotate next to the refused links"
+
+
+def test_memory_text_is_masked_before_it_reaches_claude(world):
+    (world["memory"] / "memory.md").write_text("deploy with AKIAIOSFODNN7EXAMPLE and\n" + KEY)
+    proc = run_hook(session_start_payload(session_id="s1", cwd=str(world["project"])), env=world["env"])
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "deploy with" in context
+    assert "AKIAIOSFODNN7EXAMPLE" not in context and KEY_BODY not in context
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_files_created_in_the_project_follow_the_callers_umask(world, umask):
+    (world["memory"] / "memory.md").write_text("x" * 8000)
+    payload = json.dumps(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s1")).encode()
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "hook"], input=payload, capture_output=True, timeout=60,
+        env={**os.environ, "OMCM_DAEMON": "0", **world["env"]}, preexec_fn=lambda: os.umask(umask),
+    )
+    assert b"MEMORY_KEEPER_ROTATE" in proc.stdout, proc.stderr[-2000:]
+    made = [world["memory"] / "memory-index.json", world["memory"] / "memory.md", *world["memory"].glob("memory_*.md")]
+    assert {oct(p.stat().st_mode & 0o777) for p in made} == {oct(0o666 & ~umask)}
+    assert oct((world["memory"] / "sessions").stat().st_mode & 0o777) == oct(0o777 & ~umask)
+    assert oct(world["home"].stat().st_mode & 0o777) == "0o700"  # OMCM_HOME stays owner-only
+
+
+# --- the helper itself, as a third-party plugin would call it -----------------------------------
+
+
+def test_helper_refuses_every_way_out(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret").write_text("s3cret")
+    (root / "link").symlink_to(outside / "secret")
+    (root / "dirlink").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(root / "fifo")  # a blocking read would hang the hook
+    for path in ("link", "dirlink/secret", "fifo", "../outside/secret", str(outside / "secret"), "sub/../../outside/secret"):
+        with pytest.raises(files.UnsafePathError):
+            files.read_confined_bytes(root, path)
+    for path in ("link", "dirlink/new", "dirlink/x/y"):
+        with pytest.raises(files.UnsafePathError):
+            files.write_confined_atomic(root, path, "x")
+    with pytest.raises(files.UnsafePathError):
+        files.ensure_confined_dir(root, "dirlink/deeper")
+    with pytest.raises(files.UnsafePathError):
+        files.append_confined(root, "link", "x")
+    assert (outside / "secret").read_text() == "s3cret" and sorted(os.listdir(outside)) == ["secret"]
+
+
+def test_helper_reads_writes_and_creates_inside(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    target = files.write_confined_atomic(root, ".omc/state/mode.json", '{"on": true}')
+    assert target == root / ".omc" / "state" / "mode.json"
+    assert files.read_confined_text(root, root / ".omc/state/mode.json") == '{"on": true}'
+    files.append_confined(root, ".omc/log.txt", "a\n")
+    files.append_confined(root, ".omc/log.txt", "b\n")
+    assert files.read_confined_text(root, ".omc/log.txt") == "a\nb\n"
+    assert files.list_confined(root, ".omc") == ["log.txt", "state"]
+    assert files.list_confined(root, "missing") == [] and files.stat_confined(root, "missing") is None
+    files.unlink_confined(root, ".omc/log.txt")
+    assert files.list_confined(root, ".omc") == ["state"]
+    assert [p.name for p in (root / ".omc" / "state").iterdir()] == ["mode.json"]  # no temp file left
