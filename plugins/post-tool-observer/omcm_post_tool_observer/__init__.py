@@ -61,8 +61,9 @@ def post_tool(event, ctx):
         return None
     storage.ready(ctx.store)
     _record_unreported(event, ctx, config)
-    storage.record(ctx.store, event, capture.observation, embed=config.embeddings)
-    if config.embeddings:
+    embed = _embeddings_on(config)
+    storage.record(ctx.store, event, capture.observation, embed=embed)
+    if embed:
         _maybe_start_worker(ctx, config)
     return None
 
@@ -86,7 +87,7 @@ def _record_unreported(event, ctx, config) -> None:
         return
     for call in calls:
         if call.tool_name not in config.exclude_tools:
-            storage.record(ctx.store, call.as_event(), capture.observation, embed=config.embeddings)
+            storage.record(ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config))
 
 
 @hookimpl
@@ -124,13 +125,22 @@ def _prune_if_due(ctx) -> None:
         spawn_detached(omcm_argv("observer-worker", "--prune"), env=ctx.env)
 
 
+def _embeddings_on(config) -> bool:
+    # Without the extra no worker can ever serve a job: queue none.
+    if not config.embeddings:
+        return False
+    from omcm_post_tool_observer import embedder
+
+    return embedder.available()
+
+
 def _maybe_start_worker(ctx, config) -> None:
-    from omcm_post_tool_observer import embedder, storage
+    from omcm_post_tool_observer import storage, worker
 
     last = storage.get_meta(ctx.store, "worker_started")
     if last is not None and time.time() - float(last) < config.worker_interval_s:
         return
-    if not embedder.available():
+    if worker.running(ctx.data_dir()):
         return
     storage.set_meta(ctx.store, "worker_started", time.time())
     from omcm_core.background import omcm_argv, spawn_detached
@@ -140,7 +150,7 @@ def _maybe_start_worker(ctx, config) -> None:
 
 @hookimpl
 def doctor_report(ctx):
-    from omcm_post_tool_observer import embedder, storage
+    from omcm_post_tool_observer import embedder, storage, worker
 
     storage.ready(ctx.store)
     (count, size), = ctx.store.query("SELECT count(*), coalesce(sum(bytes), 0) FROM observer_events")
@@ -150,8 +160,12 @@ def doctor_report(ctx):
         "observation_bytes": size,
         "store_bytes": ctx.store.size_bytes(),
         "pending_embeddings": storage.pending_jobs(ctx.store),
+        "embedding_worker": "running" if worker.running(ctx.data_dir()) else "not running",
         "semantic_search": "available" if embedder.available() else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
     }
+    if report["pending_embeddings"] and not embedder.available():
+        report["embedding_queue"] = (f"{report['pending_embeddings']} jobs wait for a worker that cannot run without the "
+                                     "[embeddings] extra; none are added, these are dropped at the next prune")
     if size > config.max_mb * 1024 * 1024 * 1.1:
         report["problems"] = [f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"]
     return report

@@ -40,6 +40,11 @@ def prune(store, max_age_days: float, max_mb: float, log) -> dict:
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         store.execute("VACUUM")
         log.info("pruned", deleted=deleted, bytes=total)
+    from omcm_post_tool_observer.worker import drop_unservable
+
+    dropped = drop_unservable(store)
+    if dropped:
+        log.info("embedding_jobs_dropped", jobs=dropped, why="the [embeddings] extra is not installed")
     storage.set_meta(store, "last_prune", time.time())
     return {"deleted": deleted, "bytes": total}
 

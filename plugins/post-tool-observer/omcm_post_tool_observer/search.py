@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from attrs import frozen
 
-from omcm_core.redact import mask, mask_head
+from omcm_core.redact import mask
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
@@ -49,8 +49,12 @@ def _where(filters: Filters) -> tuple[str, list]:
     return "".join(f" AND {c}" for c in clauses), params
 
 
+#: Marks around the matched words in a snippet.
+MARK = ("«", "»")
+
+
 def _row(row) -> dict[str, Any]:
-    event_id, ts, session, tool, success, file_path, command, output, payload, score = row
+    event_id, ts, session, tool, success, file_path, command, output, payload, score, *rest = row
     data = json.loads(payload)
     return {
         "event_id": event_id,
@@ -61,12 +65,34 @@ def _row(row) -> dict[str, Any]:
         "file": mask(file_path) if file_path else None,
         "command": mask(command) if command else None,
         "error": mask(data["errorMessage"]) if data.get("errorMessage") else None,
-        "output": mask_head(output, 300),
-        "score": round(score, 4),
+        "output": mask(output),
+        # The part that matched (full-text hits only), matched words between MARK.
+        "snippet": mask(rest[0]) if rest and rest[0] else None,
+        "score": round(score, 6) if score is not None else None,
     }
 
 
+def with_relevance(hits: list[dict]) -> list[dict]:
+    """Add ``relevance``: each score over the best one, 0-1, 1.0 for the top hit.
+
+    Raw scores mean little to a person: bm25 grows with the corpus and falls
+    towards zero for words found in most observations, and cosine and fused
+    ranks have their own scales.
+    """
+    best = max((h["score"] for h in hits if h["score"]), default=0)
+    return [{**h, "relevance": round(h["score"] / best, 2) if best and h["score"] else 0.0} for h in hits]
+
+
 COLUMNS = "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json"
+SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
+
+
+def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+    """The latest observations, newest first (a search without words)."""
+    where, params = _where(filters)
+    rows = store.query(f"SELECT {COLUMNS}, NULL FROM observer_events e WHERE 1{where} ORDER BY e.ts DESC, e.id DESC LIMIT ?",
+                       [*params, limit])
+    return [_row(r) for r in rows]
 
 
 def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
@@ -82,17 +108,19 @@ def _full_text(store, query: Optional[str], filters: Filters, limit: int) -> lis
     if query is None:
         return []
     where, params = _where(filters)
+    # bm25 is smaller for better matches: -rank is a score where higher is better.
     if not where:
-        # Rank inside FTS5 first (C code, top-k), then fetch only the winners' rows.
+        # Rank inside FTS5 first (C code, top-k; snippets only for the winners), then fetch their rows.
         rows = store.query(
-            f"SELECT {COLUMNS}, -hits.rank FROM (SELECT rowid, rank FROM observer_fts WHERE observer_fts MATCH ? "
-            "ORDER BY rank LIMIT ?) AS hits JOIN observer_events e ON e.id = hits.rowid ORDER BY hits.rank",
+            f"SELECT {COLUMNS}, -hits.rank, hits.snip FROM (SELECT rowid, rank, {SNIPPET} AS snip FROM observer_fts "
+            "WHERE observer_fts MATCH ? ORDER BY rank LIMIT ?) AS hits JOIN observer_events e ON e.id = hits.rowid "
+            "ORDER BY hits.rank",
             [query, limit],
         )
     else:
         rows = store.query(
-            f"SELECT {COLUMNS}, -observer_fts.rank FROM observer_fts JOIN observer_events e ON e.id = observer_fts.rowid "
-            f"WHERE observer_fts MATCH ?{where} ORDER BY observer_fts.rank LIMIT ?",
+            f"SELECT {COLUMNS}, -observer_fts.rank, {SNIPPET} FROM observer_fts JOIN observer_events e "
+            f"ON e.id = observer_fts.rowid WHERE observer_fts MATCH ?{where} ORDER BY observer_fts.rank LIMIT ?",
             [query, *params, limit],
         )
     return [_row(r) for r in rows]

@@ -79,6 +79,29 @@ MIGRATIONS = [
     """,
     # Weights for bm25 kept in the index itself, so ORDER BY rank (computed in C) uses them.
     "INSERT INTO observer_fts(observer_fts, rank) VALUES('rank', 'bm25(2.0, 3.0, 3.0, 1.0)')",
+    # The error text of a failed call becomes searchable: a column of its own, and
+    # the index rebuilt with it (an external-content index names its columns).
+    """
+    ALTER TABLE observer_events ADD COLUMN error TEXT;
+    UPDATE observer_events SET error = json_extract(payload_json, '$.errorMessage');
+    DROP TRIGGER observer_events_ai;
+    DROP TRIGGER observer_events_ad;
+    DROP TABLE observer_fts;
+    CREATE VIRTUAL TABLE observer_fts USING fts5(
+        tool_name, file_path, command, output, error,
+        content='observer_events', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER observer_events_ai AFTER INSERT ON observer_events BEGIN
+        INSERT INTO observer_fts(rowid, tool_name, file_path, command, output, error)
+        VALUES (new.id, new.tool_name, new.file_path, new.command, new.output, new.error);
+    END;
+    CREATE TRIGGER observer_events_ad AFTER DELETE ON observer_events BEGIN
+        INSERT INTO observer_fts(observer_fts, rowid, tool_name, file_path, command, output, error)
+        VALUES ('delete', old.id, old.tool_name, old.file_path, old.command, old.output, old.error);
+    END;
+    INSERT INTO observer_fts(observer_fts) VALUES('rebuild');
+    INSERT INTO observer_fts(observer_fts, rank) VALUES('rank', 'bm25(2.0, 3.0, 3.0, 1.0, 3.0)');
+    """,
 ]
 
 
@@ -138,13 +161,13 @@ def record(store, event, build, embed: bool) -> str:
         meta = obs["metadata"]
         conn.execute(
             "INSERT INTO observer_events(event_id, session_id, ts, tool_name, tool_use_id, success, duration_ms, "
-            "prompt_index, tool_index, file_path, command, output, payload_json, bytes) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event_id, event.session_id, now, event.tool_name, event.tool_use_id, int(event.succeeded), duration,
                 prompt_index, tool_index, meta.get("filePath") or meta.get("url"),
                 meta.get("command") or meta.get("pattern") or meta.get("query"),
-                obs["toolOutput"], payload, len(payload) + len(obs["toolOutput"]),
+                obs["toolOutput"], payload, len(payload) + len(obs["toolOutput"]), obs.get("errorMessage"),
             ),
         )
         if embed:

@@ -136,7 +136,7 @@ def test_semantic_search_ranks_by_meaning(labelled_home):
     store = Store(labelled_home)
     with store.transaction() as conn:  # jobs were skipped with embeddings=false: queue them now
         conn.execute("INSERT INTO observer_outbox(event_id, created, updated) SELECT event_id, 0, 0 FROM observer_events")
-    assert worker.drain(store, labelled_home, get_logger()) == len(LABELLED)
+    assert worker.run(store, labelled_home, get_logger(), idle_s=0) == len(LABELLED)
     hits = search.semantic(store, "container engine is not running")
     assert hits[0]["command"] == "docker compose up -d"
     hits = search.semantic(store, "user authentication code")

@@ -1,0 +1,104 @@
+"""post-tool-observer's background worker: embedding throughput, peak memory, CPU.
+
+    python bench/observer_worker_bench.py [--jobs 330] [--fixtures ../shared/fixtures]
+
+Records real tool calls (the PostToolUse payloads of the real transcripts in
+the fixtures, repeated until ``--jobs`` observations; synthetic calls when the
+fixtures are absent) through the plugin's own recording, so every one has an
+embedding job, then runs ``omcm observer-worker`` as a child process under GNU
+time and reports observations embedded per second, peak RSS and CPU share.
+Needs the ``[embeddings]`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from omcm_core._runtime.payload import parse_event
+from omcm_core.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def payloads(fixtures: Path):
+    from omcm_core.transcripts import replay_transcript
+
+    found = []
+    for path in sorted((fixtures / "transcripts").rglob("*.jsonl")) if fixtures.is_dir() else []:
+        found += [p for p in replay_transcript(path) if p["hook_event_name"] in ("PostToolUse", "PostToolUseFailure")]
+    if not found:
+        found = [{"hook_event_name": "PostToolUse", "session_id": "bench", "tool_name": "Bash",
+                  "tool_input": {"command": f"pytest -q tests/test_{i}.py"}, "tool_use_id": f"toolu_{i}",
+                  "tool_response": {"stdout": f"test_{i}.py ....F\nAssertionError: {i}\n" * 8, "stderr": ""}}
+                 for i in range(50)]
+    return found
+
+
+def populate(home: Path, jobs: int, fixtures: Path) -> int:
+    from omcm_post_tool_observer import capture, storage
+
+    store = Store(home)
+    storage.ready(store)
+    source = payloads(fixtures)
+    for i in range(jobs):
+        payload = dict(source[i % len(source)])
+        payload["tool_use_id"] = f"{payload.get('tool_use_id')}-{i}"
+        storage.record(store, parse_event(payload), capture.observation, embed=True)
+    pending = storage.pending_jobs(store)
+    store.close()
+    return pending
+
+
+def run_worker(home: Path) -> dict:
+    env = {**os.environ, "OMCM_HOME": str(home)}
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        argv = [sys.executable, "-m", "omcm_core", "observer-worker", "--idle", "0"]
+        started = time.monotonic()
+        proc = subprocess.run(["/usr/bin/time", "-v", "-o", out.name, *argv], env=env, capture_output=True, text=True)
+        wall = time.monotonic() - started
+        report = out.read()
+    if proc.returncode:
+        sys.exit(f"worker failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    field = lambda name: re.search(rf"{re.escape(name)}: (.+)", report).group(1)  # noqa: E731
+    return {
+        "wall_s": wall,
+        "rss_mb": int(field("Maximum resident set size (kbytes)")) / 1024,
+        "cpu": field("Percent of CPU this job got"),
+        "user_s": float(field("User time (seconds)")),
+        "sys_s": float(field("System time (seconds)")),
+        "stdout": proc.stdout.strip(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=330)
+    parser.add_argument("--fixtures", type=Path, default=ROOT.parent / "shared" / "fixtures")
+    args = parser.parse_args()
+    from omcm_post_tool_observer import embedder
+
+    if not embedder.available():
+        sys.exit("needs the [embeddings] extra")
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        pending = populate(home, args.jobs, args.fixtures)
+        result = run_worker(home)
+        left = Store(home).query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
+    done = pending - left
+    print(f"{done} of {pending} jobs embedded in {result['wall_s']:.1f} s wall "
+          f"({done / result['wall_s']:.1f} obs/s, including start-up and model load; "
+          f"{done / (result['user_s'] + result['sys_s']):.1f} obs per CPU-second); "
+          f"peak RSS {result['rss_mb']:.0f} MB; CPU {result['cpu']} "
+          f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}")
+    print(f"worker said: {result['stdout']}")
+
+
+if __name__ == "__main__":
+    main()
