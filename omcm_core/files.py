@@ -34,13 +34,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600, durable: bool
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if os.name == "posix":
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
+        _fill(fd, data, durable, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -53,6 +47,17 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600, durable: bool
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def _fill(fd: int, data: bytes, durable: bool, mode: Optional[int] = None) -> None:
+    """Write ``data`` to the new temporary file ``fd`` (closed after, even on error), flushed to disk if ``durable``."""
+    with os.fdopen(fd, "wb") as fh:
+        if mode is not None and os.name == "posix":
+            os.fchmod(fh.fileno(), mode)
+        fh.write(data)
+        fh.flush()
+        if durable:
+            os.fsync(fh.fileno())
 
 
 def atomic_write_text(path: Path, text: str, mode: int = 0o600, durable: bool = True) -> None:
@@ -311,13 +316,7 @@ def write_confined_atomic(
         tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dir_fd)
         try:
-            if old_mode is not None:
-                os.fchmod(fd, old_mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-                fh.flush()
-                if durable:
-                    os.fsync(fh.fileno())
+            _fill(fd, blob, durable, old_mode)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
