@@ -34,13 +34,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600, durable: bool
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if os.name == "posix":
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
+        _fill(fd, data, durable, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -53,6 +47,17 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600, durable: bool
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def _fill(fd: int, data: bytes, durable: bool, mode: Optional[int] = None) -> None:
+    """Write ``data`` to the new temporary file ``fd`` (closed after, even on error), flushed to disk if ``durable``."""
+    with os.fdopen(fd, "wb") as fh:
+        if mode is not None and os.name == "posix":
+            os.fchmod(fh.fileno(), mode)
+        fh.write(data)
+        fh.flush()
+        if durable:
+            os.fsync(fh.fileno())
 
 
 def atomic_write_text(path: Path, text: str, mode: int = 0o600, durable: bool = True) -> None:
@@ -81,22 +86,27 @@ def file_lock(path: Path, timeout: float = 5.0) -> Iterator[None]:
     Raises ``TimeoutError`` after ``timeout`` seconds.
     """
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    deadline = time.monotonic() + timeout
     try:
-        while True:
-            try:
-                if os.name == "nt":  # pragma: no cover
-                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-                else:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"could not lock {path} within {timeout}s") from None
-                time.sleep(0.002)
+        _lock_fd(fd, timeout, path)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _lock_fd(fd: int, timeout: float, path: Any) -> None:
+    """Take an exclusive lock on open ``fd``, polling until ``timeout`` (then TimeoutError)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.name == "nt":  # pragma: no cover
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"could not lock {path} within {timeout}s") from None
+            time.sleep(0.002)
 
 
 # --- Files in an untrusted tree --------------------------------------------------------------
@@ -180,42 +190,67 @@ def _resolve_inside(root: Any, path: Any) -> Path:  # pragma: no cover - platfor
     return full
 
 
-def open_confined(root: Any, path: Any, flags: int = os.O_RDONLY, mode: int = 0o666, create_dirs: bool = False) -> int:
+def open_confined(
+    root: Any, path: Any, flags: int = os.O_RDONLY, mode: int = 0o666, create_dirs: bool = False,
+    *, single_link: bool = False,
+) -> int:
     """``os.open`` for ``path`` under ``root`` that follows no symlink and opens only regular files.
 
     ``path`` is relative to ``root`` or absolute inside it. With ``create_dirs``
     missing folders are made (mode 0o777 less the umask). Files are created with
     ``mode`` less the caller's umask. Returns a descriptor; raises UnsafePathError
     (logged, naming the path) for a symlink, FIFO, device or a path out of ``root``.
+    With ``single_link`` a file with more than one hard link is refused too: it
+    may be another name for a file outside the project (a planted ``~/.netrc``),
+    which no symlink check can see.
     """
     parts = _parts(root, path)
     if not _DIR_FD:  # pragma: no cover
-        return os.open(_resolve_inside(root, path), flags, mode)
-    dir_fd = _walk(root, path, parts[:-1], create_dirs)
-    try:
-        fd = os.open(parts[-1], flags | _NOFOLLOW | _CLOEXEC | _NONBLOCK, mode, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
-            raise _refuse(root, path, "is a symlink or not a regular file") from None
-        raise
-    finally:
-        os.close(dir_fd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fd = os.open(_resolve_inside(root, path), flags, mode)
+    else:
+        dir_fd = _walk(root, path, parts[:-1], create_dirs)
+        try:
+            fd = os.open(parts[-1], flags | _NOFOLLOW | _CLOEXEC | _NONBLOCK, mode, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+                raise _refuse(root, path, "is a symlink or not a regular file") from None
+            raise
+        finally:
+            os.close(dir_fd)
+    info = os.fstat(fd)
+    why = "is not a regular file" if not stat.S_ISREG(info.st_mode) else None
+    if why is None and single_link and info.st_nlink > 1:
+        why = f"has {info.st_nlink} hard links (it may be another file)"
+    if why is not None:
         os.close(fd)
-        raise _refuse(root, path, "is not a regular file")
-    os.set_blocking(fd, True)
+        raise _refuse(root, path, why)
+    if _DIR_FD:
+        os.set_blocking(fd, True)  # opened non-blocking only so that a FIFO could not hang the open
     return fd
 
 
-def read_confined_bytes(root: Any, path: Any, limit: Optional[int] = None) -> bytes:
-    """The bytes of ``path`` under ``root`` (at most ``limit``); see open_confined for what is refused."""
-    with os.fdopen(open_confined(root, path), "rb") as fh:
+def read_confined_bytes(
+    root: Any, path: Any, limit: Optional[int] = None, *, max_bytes: Optional[int] = None, single_link: bool = False,
+) -> bytes:
+    """The bytes of ``path`` under ``root`` (at most ``limit``); see open_confined for what is refused.
+
+    ``limit`` cuts a long file; ``max_bytes`` refuses one (UnsafePathError, logged)
+    whose size is over it, for callers to whom half a file is worth nothing (JSON).
+    """
+    with os.fdopen(open_confined(root, path, single_link=single_link), "rb") as fh:
+        if max_bytes is not None:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise _refuse(root, path, f"is {size} bytes, over the limit of {max_bytes}")
+            limit = max_bytes if limit is None else min(limit, max_bytes)  # a file growing meanwhile
         return fh.read() if limit is None else fh.read(limit)
 
 
-def read_confined_text(root: Any, path: Any, limit: Optional[int] = None) -> str:
+def read_confined_text(
+    root: Any, path: Any, limit: Optional[int] = None, *, max_bytes: Optional[int] = None, single_link: bool = False,
+) -> str:
     """UTF-8 text of ``path`` under ``root``, undecodable bytes replaced."""
-    return read_confined_bytes(root, path, limit).decode("utf-8", errors="replace")
+    return read_confined_bytes(root, path, limit, max_bytes=max_bytes, single_link=single_link).decode("utf-8", errors="replace")
 
 
 def stat_confined(root: Any, path: Any) -> Optional[os.stat_result]:
@@ -254,32 +289,34 @@ def list_confined(root: Any, path: Any) -> list[str]:
         os.close(fd)
 
 
-def write_confined_atomic(root: Any, path: Any, data: Any, mode: int = 0o666, durable: bool = True) -> Path:
+def write_confined_atomic(
+    root: Any, path: Any, data: Any, mode: int = 0o666, durable: bool = True, *, keep_mode: bool = False,
+) -> Path:
     """Replace ``path`` under ``root`` with ``data`` (bytes or str) atomically; folders are created.
 
     The file gets ``mode`` less the caller's umask (a project file is then as
-    readable as the user's other files; pass 0o600 for private ones). An existing
-    symlink or non-regular file at ``path`` is refused, never replaced or followed.
+    readable as the user's other files; pass 0o600 for private ones); with
+    ``keep_mode`` a file that exists keeps its permission bits (a notes file the
+    user made private stays private). An existing symlink or non-regular file at
+    ``path`` is refused, never replaced or followed.
     """
     blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     parts = _parts(root, path)
     dir_fd = _walk(root, path, parts[:-1], True)
     name = parts[-1]
     try:
+        old_mode = None
         try:
             existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if not stat.S_ISREG(existing.st_mode):
                 raise _refuse(root, path, "is a symlink or not a regular file")
+            old_mode = stat.S_IMODE(existing.st_mode) if keep_mode else None
         except FileNotFoundError:
             pass
         tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dir_fd)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-                fh.flush()
-                if durable:
-                    os.fsync(fh.fileno())
+            _fill(fd, blob, durable, old_mode)
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -313,3 +350,21 @@ def unlink_confined(root: Any, path: Any) -> None:
         pass
     finally:
         os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def lock_confined(root: Any, path: Any, timeout: float = 5.0, mode: int = 0o666, create_dirs: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock on lock file ``path`` under ``root``, like file_lock but confined.
+
+    The lock file is created (``mode`` less the umask) through open_confined, so a
+    planted symlink in its place is refused rather than creating a file outside.
+    Without ``create_dirs`` a missing folder raises FileNotFoundError, so a caller
+    can leave a project without ``.omc`` untouched. Raises TimeoutError after
+    ``timeout`` seconds; the lock dies with the process.
+    """
+    fd = open_confined(root, path, os.O_RDWR | os.O_CREAT, mode, create_dirs)
+    try:
+        _lock_fd(fd, timeout, path)
+        yield
+    finally:
+        os.close(fd)

@@ -186,3 +186,54 @@ def test_helper_reads_writes_and_creates_inside(tmp_path):
     files.unlink_confined(root, ".omc/log.txt")
     assert files.list_confined(root, ".omc") == ["state"]
     assert [p.name for p in (root / ".omc" / "state").iterdir()] == ["mode.json"]  # no temp file left
+
+
+def test_helper_options_refuse_hard_links_and_oversized_files(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / ".omc").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "netrc").write_text("machine x password s3cret")
+    os.link(outside / "netrc", root / ".omc" / "notes.md")  # another name for a file outside
+    assert "s3cret" in files.read_confined_text(root, ".omc/notes.md")  # the default reads it, as before
+    with pytest.raises(files.UnsafePathError, match="2 hard links"):
+        files.read_confined_text(root, ".omc/notes.md", single_link=True)
+    (root / ".omc" / "state.json").write_text("x" * 100)
+    with pytest.raises(files.UnsafePathError, match="100 bytes, over the limit of 99"):
+        files.read_confined_bytes(root, ".omc/state.json", max_bytes=99)
+    assert files.read_confined_bytes(root, ".omc/state.json", max_bytes=100) == b"x" * 100
+    assert files.read_confined_bytes(root, ".omc/state.json", 10, max_bytes=100) == b"x" * 10  # limit still cuts
+
+
+def test_helper_keep_mode_keeps_the_users_mode_and_new_files_take_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        path = files.write_confined_atomic(tmp_path, ".omc/notes.md", "a", keep_mode=True)
+        assert oct(path.stat().st_mode & 0o777) == oct(0o640)
+        path.chmod(0o600)
+        files.write_confined_atomic(tmp_path, ".omc/notes.md", "b", keep_mode=True)
+        assert (oct(path.stat().st_mode & 0o777), path.read_text()) == (oct(0o600), "b")
+        files.write_confined_atomic(tmp_path, ".omc/notes.md", "c")
+        assert oct(path.stat().st_mode & 0o777) == oct(0o640)  # without keep_mode: mode less the umask
+    finally:
+        os.umask(old)
+
+
+def test_helper_lock_is_confined_exclusive_and_creates_only_when_asked(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    with pytest.raises(FileNotFoundError):
+        with files.lock_confined(root, ".omc/.x.lock"):
+            pass
+    assert list(root.iterdir()) == []  # no .omc made behind the caller's back
+    with files.lock_confined(root, ".omc/.x.lock", create_dirs=True):
+        with pytest.raises(TimeoutError):
+            with files.lock_confined(root, ".omc/.x.lock", timeout=0):
+                pass
+    with files.lock_confined(root, ".omc/.x.lock", timeout=0):  # released on exit
+        pass
+    (root / ".omc" / ".y.lock").symlink_to(outside / "made-by-the-lock")
+    with pytest.raises(files.UnsafePathError):
+        with files.lock_confined(root, ".omc/.y.lock"):
+            pass
+    assert list(outside.iterdir()) == []

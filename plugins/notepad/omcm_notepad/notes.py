@@ -12,6 +12,7 @@ from typing import Optional
 
 import attrs
 
+from omcm_core.files import UnsafePathError
 from omcm_core.redact import mask
 
 from omcm_notepad import document, edit, storage, tags
@@ -53,8 +54,8 @@ def problem(project: Optional[Path]) -> Optional[str]:
         return None
     try:
         storage.read(project)
-    except storage.Refused as exc:
-        return f"refused: {exc}"
+    except UnsafePathError as exc:
+        return str(exc)  # "refused <path>: <why> ..."
     except OSError as exc:
         return f"unreadable: {exc}"
     return None
@@ -66,7 +67,7 @@ def load(project: Optional[Path], log) -> Optional[document.Document]:
         return None
     try:
         data = storage.read(project)
-    except storage.Refused as exc:
+    except UnsafePathError as exc:
         log.warning("notepad_refused", why=str(exc), project=str(project))
         return None
     except OSError as exc:
@@ -105,7 +106,7 @@ def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log
 
     try:
         return storage.update(project, apply, timeout, create=bool(notes))  # pruning alone creates nothing
-    except storage.Refused as exc:
+    except UnsafePathError as exc:
         log.warning("notepad_refused", why=str(exc), project=str(project))
     except TimeoutError as exc:
         log.error("notepad_lock_timeout", error=str(exc), project=str(project), notes=len(notes))

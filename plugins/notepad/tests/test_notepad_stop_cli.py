@@ -112,7 +112,8 @@ def test_doctor_reports_a_refused_notepad_as_a_problem(project, tmp_path, omcm_h
     assert report["exists"] and report["priority_chars"] == len("Ship only signed builds.") and "problems" not in report
     (project / ".omc" / "notepad.md").unlink()
     (project / ".omc" / "notepad.md").symlink_to(tmp_path / "elsewhere")
-    assert omcm_notepad.doctor_report(ctx) == {"exists": False, "problems": ["refused: .omc/notepad.md is a symlink"]}
+    why = f"refused .omc/notepad.md: is a symlink or not a regular file (outside or not plain under {project})"
+    assert omcm_notepad.doctor_report(ctx) == {"exists": False, "problems": [why]}
 
 
 def test_with_the_real_persistent_mode_the_ralph_continuation_carries_the_priority_context(env, project):

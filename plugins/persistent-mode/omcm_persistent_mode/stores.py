@@ -1,13 +1,16 @@
 """Loading and saving the plugin's records, with every failure turned into a log line.
 
-Nothing here raises for bad or hostile files: a symlinked ``.omc`` is refused
-(``refused_symlink``), a corrupt record is logged and treated as absent.
+Nothing here raises for bad or hostile files: a symlinked ``.omc``, a FIFO, a
+hard-linked or oversized state file is refused (``project_file_refused``), a
+corrupt record is logged and treated as absent.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
+
+from omcm_core.files import UnsafePathError
 
 from omcm_persistent_mode import fsaccess, prd, state
 from omcm_persistent_mode.state import RalphState, SessionState
@@ -33,8 +36,8 @@ def load_ralph(project: Optional[Path], session_id: Optional[str], log) -> Optio
     try:
         data = fsaccess.read_json(project, parts)
         return None if data is None else state.from_json(RalphState, data)
-    except fsaccess.Unsafe as exc:
-        log.warning("refused_symlink", path=str(exc))
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
     except (ValueError, UnicodeDecodeError, OSError) as exc:
         log.error("ralph_state_unreadable", path=str(project.joinpath(*parts)), error=str(exc)[:200])
     return None
@@ -47,8 +50,8 @@ def save_ralph(project: Optional[Path], ralph: RalphState, log) -> bool:
     try:
         fsaccess.write_json(project, state.ralph_parts(ralph.session_id), state.to_json(ralph))
         return True
-    except fsaccess.Unsafe as exc:
-        log.warning("refused_symlink", path=str(exc))
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
     except OSError as exc:
         log.error("ralph_state_unwritable", project=str(project), error=str(exc)[:200])
     return False
@@ -59,8 +62,8 @@ def load_stories(project: Optional[Path], log) -> list:
         return []
     try:
         return prd.stories(fsaccess.read_json(project, prd.PARTS))
-    except fsaccess.Unsafe as exc:
-        log.warning("refused_symlink", path=str(exc))
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
     except (ValueError, UnicodeDecodeError, OSError) as exc:
         log.error("prd_unreadable", path=str(project.joinpath(*prd.PARTS)), error=str(exc)[:200])
     return []
@@ -71,14 +74,14 @@ def all_ralph(project: Path, log) -> list:
     found = []
     try:
         names = fsaccess.list_names(project, state.RALPH_DIR)
-    except fsaccess.Unsafe as exc:
-        log.warning("refused_symlink", path=str(exc))
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
         return []
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
         try:
             found.append(state.from_json(RalphState, fsaccess.read_json(project, (*state.RALPH_DIR, name))))
-        except (fsaccess.Unsafe, ValueError, UnicodeDecodeError, OSError) as exc:
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
             log.warning("ralph_state_skipped", name=name, error=str(exc)[:200])
     return sorted(found, key=lambda r: r.updated_at, reverse=True)

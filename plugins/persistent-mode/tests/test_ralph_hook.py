@@ -111,6 +111,17 @@ def test_subagent_stop_is_never_blocked(session):
                   last_assistant_message="done") is None
 
 
+def test_ralph_state_is_private_and_omc_follows_the_umask(session):
+    s = session()
+    s.prompt("/ralph-loop x")
+    umask = os.umask(0)
+    os.umask(umask)
+    omc = s.project / ".omc"
+    assert oct(omc.stat().st_mode & 0o777) == oct(0o777 & ~umask)  # shared with other plugins
+    assert oct((omc / "ralph").stat().st_mode & 0o777) == "0o700"
+    assert oct((omc / "ralph" / "sess-1.json").stat().st_mode & 0o777) == "0o600"
+
+
 def test_symlinked_omc_is_refused(session, tmp_path):
     s = session()
     outside = tmp_path / "outside"
@@ -120,7 +131,7 @@ def test_symlinked_omc_is_refused(session, tmp_path):
     assert "could not start" in out["hookSpecificOutput"]["additionalContext"]
     assert list(outside.iterdir()) == []
     assert s.stop("working") is None
-    assert "refused_symlink" in s.log_events()
+    assert "project_file_refused" in s.log_events()
 
 
 def test_symlinked_ralph_folder_and_state_file_are_refused(session, tmp_path):
@@ -137,7 +148,24 @@ def test_symlinked_ralph_folder_and_state_file_are_refused(session, tmp_path):
     secret.write_text(json.dumps({"session_id": "sess-1", "status": "active"}))
     os.symlink(secret, s.project / ".omc" / "ralph" / "sess-1.json")
     assert s.stop("working") is None  # a planted state behind a symlink is not read
-    assert "refused_symlink" in s.log_events()
+    assert "project_file_refused" in s.log_events()
+
+
+def test_hard_linked_prd_and_fifo_state_are_refused(session, tmp_path):
+    s = session()
+    s.prompt("/ralph-loop x")
+    outside = tmp_path / "outside.json"  # another name for a file outside the project
+    outside.write_text(json.dumps({"userStories": [{"id": "US-9", "title": "OUTSIDE-SECRET", "passes": True}]}))
+    os.link(outside, s.project / ".omc" / "prd.json")
+    verify = s.stop("<promise>DONE</promise>")
+    assert verify["decision"] == "block" and "OUTSIDE-SECRET" not in verify["reason"]
+    refused = [line["why"] for line in s.log_lines() if line.get("event") == "project_file_refused"]
+    assert any("prd.json" in why and "2 hard links" in why for why in refused)
+    os.unlink(s.project / ".omc" / "ralph" / "sess-1.json")
+    os.mkfifo(s.project / ".omc" / "ralph" / "sess-1.json")  # a blocking read would hang the hook
+    assert s.stop("working") is None
+    assert any("sess-1.json" in line["why"] and "not a regular file" in line["why"]
+               for line in s.log_lines() if line.get("event") == "project_file_refused")
 
 
 def test_corrupt_state_fails_open(session):
