@@ -66,8 +66,12 @@ def _bash_items(event, ctx) -> list[str]:
     row = knowledge.last_bash_error(ctx.store, event.session_id) if event.session_id else None
     if not row:
         return []
+    error, resolution, failed = row
+    command = event.tool_input.get("command") if isinstance(event.tool_input, dict) else None
+    if failed and not normalize.programs(failed) & normalize.programs(command):
+        return []  # the last error was about another program: `env | grep X` needs no pytest lesson
     project = str(ctx.project_dir) if ctx.project_dir else None
-    return guidance.bash_items(normalize.displayed([row], project)[0], ctx.language)
+    return guidance.bash_items(normalize.displayed([(error, resolution)], project)[0], ctx.language)
 
 
 @hookimpl
@@ -124,8 +128,10 @@ def _learn(event, ctx) -> None:
         raw = mask_head(error, 4000)  # masked as a whole, without masking megabytes
         normalized = normalize.normalize_error(error)
         path = normalize.file_of(event.tool_input, raw)
+        command = event.tool_input.get("command") if event.tool_name == "Bash" else None
         knowledge.record_failure(
-            ctx.store, event.session_id, event.tool_name, raw, normalized, path, normalize.file_key(path)
+            ctx.store, event.session_id, event.tool_name, raw, normalized, path, normalize.file_key(path),
+            mask_head(command, 200) if isinstance(command, str) else None,
         )
         return
     if event.tool_name in READ_TOOLS:

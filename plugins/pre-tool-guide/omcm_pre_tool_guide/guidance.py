@@ -64,7 +64,10 @@ def bash_items(row, language: str) -> list[str]:
     parsed = _parse(resolution)
     if parsed is None:
         items.append(t["resolved_raw"].format(raw=resolution))
-    elif parsed["path"]:
+        return [mask(item) for item in items]
+    if parsed["by"]:
+        items.append(t["resolved_by"].format(**parsed))  # the command that fixed it, not only "Bash → Bash"
+    if parsed["path"]:
         items.append(t["bash_path"].format(path=parsed["path"]))
     return [mask(item) for item in items]
 

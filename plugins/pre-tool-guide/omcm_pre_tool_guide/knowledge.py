@@ -75,9 +75,18 @@ def ready(store) -> None:
     store.migrate(PLUGIN, MIGRATIONS)
 
 
-def record_failure(store, session_id: Optional[str], tool: str, raw: str, normalized: str, path: Optional[str], key: Optional[str]) -> None:
+def record_failure(
+    store,
+    session_id: Optional[str],
+    tool: str,
+    raw: str,
+    normalized: str,
+    path: Optional[str],
+    key: Optional[str],
+    command: Optional[str] = None,
+) -> None:
     now = time.time()
-    data = json.dumps({"tool": tool, "error": normalized, "raw": raw, "file": path}, ensure_ascii=False)
+    data = json.dumps({"tool": tool, "error": normalized, "raw": raw, "file": path, "command": command}, ensure_ascii=False)
     with store.transaction() as conn:
         _extend_sequences(conn, session_id, tool)
         conn.execute(
@@ -178,10 +187,13 @@ def unread_file_lessons(store, tool: str, signatures: tuple[str, ...], limit: in
     )
 
 
-def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any]]:
-    """The session's last Bash error (as it was, masked), if the knowledge base knows how it was resolved."""
+def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any, Optional[str]]]:
+    """The session's last Bash error (as it was, masked), if the knowledge base knows how it was resolved.
+
+    Returns (error, resolution JSON, the command that failed, masked; None for events stored before it was kept).
+    """
     row = store.query(
-        "SELECT json_extract(data, '$.error') FROM guide_events "
+        "SELECT json_extract(data, '$.error'), json_extract(data, '$.command') FROM guide_events "
         "WHERE session_id = ? AND type = 'tool_error' AND tool = 'Bash' ORDER BY ts DESC LIMIT 1",
         (session_id,),
     )
@@ -192,4 +204,4 @@ def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any]]:
         "ORDER BY last_used DESC LIMIT 1",
         (row[0][0],),
     )
-    return match[0] if match else None
+    return (match[0][0], match[0][1], row[0][1]) if match else None

@@ -125,6 +125,21 @@ def failed_exit(tool_name: str, tool_response: Any) -> Optional[str]:
     return None
 
 
+_WRAPPERS = {"sudo", "env", "time", "nice", "nohup", "timeout", "command", "exec", "xargs"}
+
+
+def programs(command: Optional[str]) -> set[str]:
+    """The programs a shell command runs (``cd x && FOO=1 pytest -q | tee log`` -> {cd, pytest, tee})."""
+    found = set()
+    for part in re.split(r"&&|\|\||[;|&\n]", command or "")[:20]:
+        words = [w for w in part.split() if "=" not in w.split("/")[0] or w.startswith(("-", "/", "."))]
+        while words and (words[0] in _WRAPPERS or words[0].startswith("-")):
+            words = words[1:]
+        if words:
+            found.add(words[0].rsplit("/", 1)[-1])
+    return found
+
+
 def resolved_by(tool_name: str, tool_input: Mapping[str, Any]) -> str:
     """What succeeded, said briefly (the command for Bash, the file for file tools)."""
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None

@@ -69,8 +69,12 @@ def test_ra_302_1_last_bash_error_of_the_session_with_its_path(omcm_dispatch):
     assert context(out).split("\n") == [
         "💡 Bash error earlier in this session: Exit code 1\nModuleNotFoundError: No module named 'requests'".split("\n")[0],
         "ModuleNotFoundError: No module named 'requests'",
+        "Resolved by: pip install requests (Bash)",
         "Previous resolution path: Bash → Bash",
     ]
+    # Another program than the one that failed: that lesson is not about it.
+    assert dispatch(pre_tool_payload("Bash", {"command": "env | grep TOKEN"}, session_id="now")) is None
+    assert context(dispatch(pre_tool_payload("Bash", {"command": "FOO=1 pytest tests/"}, session_id="now")))
 
 
 def test_ra_302_2_and_3_no_session_error_or_no_kb_match_no_output(omcm_dispatch):
