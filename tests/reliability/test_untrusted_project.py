@@ -237,3 +237,13 @@ def test_helper_lock_is_confined_exclusive_and_creates_only_when_asked(tmp_path)
         with files.lock_confined(root, ".omc/.y.lock"):
             pass
     assert list(outside.iterdir()) == []
+
+
+def test_memory_md_hard_linked_to_a_private_key(world):
+    os.link(world["outside"] / "id_ed25519", world["memory"] / "memory.md")  # a tarball can carry one
+    text = drive(world)
+    assert KEY_BODY not in text, "the hard-linked key reached Claude or the terminal"
+    for path in world["project"].rglob("*"):
+        if path.is_file() and path.name != "memory.md":
+            assert KEY_BODY not in path.read_text(errors="replace"), f"the key was copied into {path}"
+    assert any("memory.md" in r["path"] for r in refusals(world["home"]))

@@ -82,7 +82,7 @@ def migrate(folder: Path, settings: layout.Settings, log) -> list[str]:
     if layout.tokens_of_file(memory) < settings.threshold_tokens or not acquire(folder):
         return []
     try:
-        content = read_confined_text(layout.root(folder), memory)
+        content = read_confined_text(layout.root(folder), memory, single_link=True)
         archives = []
         for chunk in split(content, settings.threshold_tokens):
             dates = [p["date"] for p in chunk if p["date"]]

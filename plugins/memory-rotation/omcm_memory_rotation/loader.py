@@ -54,7 +54,7 @@ def latest_summary(folder: Path, data: dict) -> Optional[tuple[dict, str]]:
 def _read(folder: Path, path: Path, limit: int = 4_000_000) -> str:
     """A file of the memory folder; "" when missing or refused (a planted symlink is logged)."""
     try:
-        return read_confined_text(layout.root(folder), path, limit=limit)
+        return read_confined_text(layout.root(folder), path, limit=limit, single_link=True)  # a hard link can point anywhere
     except OSError:
         return ""
 

@@ -78,7 +78,7 @@ def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[s
         log.info("rotation_skipped_locked")
         return None
     try:
-        original = read_confined_bytes(top, memory)  # re-read under the lock: another rotation may have run
+        original = read_confined_bytes(top, memory, single_link=True)  # re-read under the lock; a hard link can point anywhere
         tokens = -(-len(original) // layout.BYTES_PER_TOKEN)
         if tokens < max(settings.threshold_tokens, 1):
             return None
@@ -87,7 +87,7 @@ def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[s
         write_confined_atomic(top, folder / archive, original)
         _crash_point("after-archive")
         carry = layout.tail_by_tokens(original.decode("utf-8", errors="replace"), settings.carryover_tokens)
-        current = read_confined_bytes(top, memory)
+        current = read_confined_bytes(top, memory, single_link=True)
         if current != original:
             if not current.startswith(original):
                 # memory.md was rewritten meanwhile: keep it whole, drop our archive, try later.
