@@ -31,7 +31,6 @@ import tempfile
 import time
 import venv
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "bench" / ".work"
@@ -78,7 +77,10 @@ def payloads(project: Path) -> dict[str, bytes]:
         "duration_ms": 410,
     }
     start = {**common, "hook_event_name": "SessionStart", "source": "startup"}
-    return {name: json.dumps(p).encode() for name, p in (("PreToolUse", pre), ("PostToolUse", post), ("SessionStart", start))}
+    return {
+        name: json.dumps(p).encode()
+        for name, p in (("PreToolUse", pre), ("PostToolUse", post), ("SessionStart", start))
+    }
 
 
 def timed(argv: list[str], stdin: bytes, env: dict) -> float:
@@ -86,12 +88,17 @@ def timed(argv: list[str], stdin: bytes, env: dict) -> float:
     read_fd, write_fd = os.pipe()
     devnull = os.open(os.devnull, os.O_WRONLY)
     started = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=[
-        (os.POSIX_SPAWN_DUP2, read_fd, 0),
-        (os.POSIX_SPAWN_DUP2, devnull, 1),
-        (os.POSIX_SPAWN_DUP2, devnull, 2),
-        (os.POSIX_SPAWN_CLOSE, write_fd),
-    ])
+    pid = os.posix_spawn(
+        argv[0],
+        argv,
+        env,
+        file_actions=[
+            (os.POSIX_SPAWN_DUP2, read_fd, 0),
+            (os.POSIX_SPAWN_DUP2, devnull, 1),
+            (os.POSIX_SPAWN_DUP2, devnull, 2),
+            (os.POSIX_SPAWN_CLOSE, write_fd),
+        ],
+    )
     os.close(read_fd)
     os.write(write_fd, stdin)
     os.close(write_fd)
@@ -101,7 +108,7 @@ def timed(argv: list[str], stdin: bytes, env: dict) -> float:
     return elapsed
 
 
-def peak_rss_mb(argv: list[str], stdin: bytes, env: dict) -> Optional[float]:
+def peak_rss_mb(argv: list[str], stdin: bytes, env: dict) -> float | None:
     """One child's peak resident memory, through GNU time (None without /usr/bin/time).
 
     Not from our own wait4: Linux carries the spawning process's peak RSS over
@@ -132,7 +139,11 @@ def daemon_memory_mb(home: Path) -> dict:
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"daemon" not in argv or b"run" not in argv or marker not in (entry / "environ").read_bytes().split(b"\0"):
+            if (
+                b"daemon" not in argv
+                or b"run" not in argv
+                or marker not in (entry / "environ").read_bytes().split(b"\0")
+            ):
                 continue
             fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
         except OSError:
@@ -192,7 +203,9 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
 
 def print_table(title: str, summary: dict) -> None:
     print(f"\n{title}")
-    print(f"{'':<26}{'median ms':>10}{'p95 ms':>10}{'x base':>8}{'peak MB':>9}   (x base: ratio to /usr/bin/python3 -c pass)")
+    print(
+        f"{'':<26}{'median ms':>10}{'p95 ms':>10}{'x base':>8}{'peak MB':>9}   (x base: ratio to /usr/bin/python3 -c pass)"
+    )
     for name, row in summary.items():
         cells = [row.get(key, "-") for key in ("median_ms", "p95_ms", "ratio", "peak_rss_mb")]
         print(f"{name:<26}{cells[0]:>10}{cells[1]:>10}{cells[2]:>8}{cells[3]:>9}")
@@ -212,7 +225,10 @@ def main() -> int:
         for label in ("empty store", "populated store"):
             if label == "populated store" and args.empty_only:
                 continue
-            home, project = Path(tmp) / label.replace(" ", "-") / "home", Path(tmp) / label.replace(" ", "-") / "project"
+            home, project = (
+                Path(tmp) / label.replace(" ", "-") / "home",
+                Path(tmp) / label.replace(" ", "-") / "project",
+            )
             (project / "src").mkdir(parents=True)
             if label == "populated store" and not args.skip_populate:
                 started = time.monotonic()

@@ -34,10 +34,17 @@ def payloads(fixtures: Path):
     for path in sorted((fixtures / "transcripts").rglob("*.jsonl")) if fixtures.is_dir() else []:
         found += [p for p in replay_transcript(path) if p["hook_event_name"] in ("PostToolUse", "PostToolUseFailure")]
     if not found:
-        found = [{"hook_event_name": "PostToolUse", "session_id": "bench", "tool_name": "Bash",
-                  "tool_input": {"command": f"pytest -q tests/test_{i}.py"}, "tool_use_id": f"toolu_{i}",
-                  "tool_response": {"stdout": f"test_{i}.py ....F\nAssertionError: {i}\n" * 8, "stderr": ""}}
-                 for i in range(50)]
+        found = [
+            {
+                "hook_event_name": "PostToolUse",
+                "session_id": "bench",
+                "tool_name": "Bash",
+                "tool_input": {"command": f"pytest -q tests/test_{i}.py"},
+                "tool_use_id": f"toolu_{i}",
+                "tool_response": {"stdout": f"test_{i}.py ....F\nAssertionError: {i}\n" * 8, "stderr": ""},
+            }
+            for i in range(50)
+        ]
     return found
 
 
@@ -92,11 +99,13 @@ def main() -> None:
         result = run_worker(home)
         left = Store(home).query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
     done = pending - left
-    print(f"{done} of {pending} jobs embedded in {result['wall_s']:.1f} s wall "
-          f"({done / result['wall_s']:.1f} obs/s, including start-up and model load; "
-          f"{done / (result['user_s'] + result['sys_s']):.1f} obs per CPU-second); "
-          f"peak RSS {result['rss_mb']:.0f} MB; CPU {result['cpu']} "
-          f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}")
+    print(
+        f"{done} of {pending} jobs embedded in {result['wall_s']:.1f} s wall "
+        f"({done / result['wall_s']:.1f} obs/s, including start-up and model load; "
+        f"{done / (result['user_s'] + result['sys_s']):.1f} obs per CPU-second); "
+        f"peak RSS {result['rss_mb']:.0f} MB; CPU {result['cpu']} "
+        f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}"
+    )
     print(f"worker said: {result['stdout']}")
 
 

@@ -1,6 +1,6 @@
 """Fill an OMCM_HOME store the size issue 7 measures against (run with the bench venv's Python).
 
-    python bench/populate_store.py OMCM_HOME [--observations 1000000] [--kb 100000] [--events 1000000]
+python bench/populate_store.py OMCM_HOME [--observations 1000000] [--kb 100000] [--events 1000000]
 """
 
 from __future__ import annotations

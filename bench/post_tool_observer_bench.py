@@ -21,14 +21,44 @@ import time
 import uuid
 from pathlib import Path
 
+from omcm_core._runtime.payload import parse_event
 from omcm_core.config import Config
 from omcm_core.context import Context
-from omcm_core._runtime.payload import parse_event
 from omcm_core.store import Store
 
 # A Zipf-distributed vocabulary, like real tool output: a few words everywhere, most words rare.
-_BASE = ("pytest npm build docker compose import error module request handler cache redis login auth migration "
-         "index query timeout retry parse json config deploy server client socket thread lock file path").split()
+_BASE = [
+    "pytest",
+    "npm",
+    "build",
+    "docker",
+    "compose",
+    "import",
+    "error",
+    "module",
+    "request",
+    "handler",
+    "cache",
+    "redis",
+    "login",
+    "auth",
+    "migration",
+    "index",
+    "query",
+    "timeout",
+    "retry",
+    "parse",
+    "json",
+    "config",
+    "deploy",
+    "server",
+    "client",
+    "socket",
+    "thread",
+    "lock",
+    "file",
+    "path",
+]
 WORDS = _BASE + [f"{a}{b}" for a in _BASE for b in ("er", "ing", "s", "ed", "_v2", "-x", "Id", "Map", "List", "Test")]
 WEIGHTS = [1.0 / (rank + 1) for rank in range(len(WORDS))]
 
@@ -49,13 +79,28 @@ def populate(home: Path, rows: int, vectors: bool = False, seed: int = 3) -> Non
         model = embedder.load()
     batch_size = 20_000
     for start in range(0, rows, batch_size):
-        events, vecs = [], []
+        events = []
         for i in range(start, min(rows, start + batch_size)):
             words = " ".join(rng.choices(WORDS, WEIGHTS, k=12))
             tool = rng.choice(("Bash", "Read", "Edit", "Grep"))
             event_id = str(uuid.UUID(int=rng.getrandbits(128)))
-            payload = json.dumps({"toolName": tool, "toolInput": {"command": words[:40]}, "success": i % 7 != 0, "metadata": {}})
-            events.append((event_id, f"session-{i % 3000}", now - (rows - i), tool, i % 7 != 0, f"/src/{rng.choice(WORDS)}/{i % 5000}.py", words[:40], words, payload, len(payload) + len(words)))
+            payload = json.dumps(
+                {"toolName": tool, "toolInput": {"command": words[:40]}, "success": i % 7 != 0, "metadata": {}}
+            )
+            events.append(
+                (
+                    event_id,
+                    f"session-{i % 3000}",
+                    now - (rows - i),
+                    tool,
+                    i % 7 != 0,
+                    f"/src/{rng.choice(WORDS)}/{i % 5000}.py",
+                    words[:40],
+                    words,
+                    payload,
+                    len(payload) + len(words),
+                )
+            )
         conn.execute("BEGIN")
         conn.executemany(
             "INSERT INTO observer_events(event_id, session_id, ts, tool_name, success, file_path, command, output, payload_json, bytes) VALUES(?,?,?,?,?,?,?,?,?,?)",
@@ -69,7 +114,7 @@ def populate(home: Path, rows: int, vectors: bool = False, seed: int = 3) -> Non
             matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
             conn.executemany(
                 "INSERT INTO observer_vectors(event_id, model, dim, vector) VALUES(?, ?, ?, ?)",
-                [(e[0], model.name, model.dim, v.tobytes()) for e, v in zip(events, matrix)],
+                [(e[0], model.name, model.dim, v.tobytes()) for e, v in zip(events, matrix, strict=True)],
             )
         conn.execute("COMMIT")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -87,11 +132,17 @@ def time_recording(home: Path, calls: int) -> str:
     config = Config.load(home, None, {"OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"})
     samples = []
     for i in range(calls):
-        event = parse_event({
-            "hook_event_name": "PostToolUse", "session_id": f"bench-{i % 10}", "tool_name": "Bash",
-            "tool_input": {"command": f"pytest -q tests/test_{i}.py"}, "tool_use_id": f"toolu_{i}",
-            "tool_response": {"stdout": "12 passed in 0.41s\n" * 30, "stderr": ""}, "duration_ms": 410,
-        })
+        event = parse_event(
+            {
+                "hook_event_name": "PostToolUse",
+                "session_id": f"bench-{i % 10}",
+                "tool_name": "Bash",
+                "tool_input": {"command": f"pytest -q tests/test_{i}.py"},
+                "tool_use_id": f"toolu_{i}",
+                "tool_response": {"stdout": "12 passed in 0.41s\n" * 30, "stderr": ""},
+                "duration_ms": 410,
+            }
+        )
         ctx = Context("post-tool-observer", home, None, config, {})
         started = time.perf_counter()
         plugin.post_tool(event=event, ctx=ctx)
@@ -128,7 +179,9 @@ def main() -> None:
         home = Path(tmp) / "big"
         started = time.monotonic()
         populate(home, args.rows)
-        print(f"built {args.rows} observations in {time.monotonic() - started:.0f} s ({Store(home).size_bytes() // 2**20} MB)")
+        print(
+            f"built {args.rows} observations in {time.monotonic() - started:.0f} s ({Store(home).size_bytes() // 2**20} MB)"
+        )
         print(f"record one observation: {time_recording(home, args.calls)}")
         home = Path(tmp) / "search"
         populate(home, args.search_rows, vectors=True)

@@ -38,8 +38,29 @@ def populate(home: Path, kb_rows: int = 100_000, events: int = 1_000_000, seed: 
         batch = []
         for i in range(kb_rows):
             name = f"module_{i % 20_000}.py"
-            resolution = json.dumps({"resolvedBy": f"pytest tests/test_{i % 97}.py", "tool": "Bash", "toolSequence": ["Edit", "Read", "Bash"]}) if i % 2 else None
-            batch.append((now - i, f"TypeError: bad operand {i} in {name}:<N>", f"raw {i}", "Edit", name, f"/src/{name}", resolution, now - i))
+            resolution = (
+                json.dumps(
+                    {
+                        "resolvedBy": f"pytest tests/test_{i % 97}.py",
+                        "tool": "Bash",
+                        "toolSequence": ["Edit", "Read", "Bash"],
+                    }
+                )
+                if i % 2
+                else None
+            )
+            batch.append(
+                (
+                    now - i,
+                    f"TypeError: bad operand {i} in {name}:<N>",
+                    f"raw {i}",
+                    "Edit",
+                    name,
+                    f"/src/{name}",
+                    resolution,
+                    now - i,
+                )
+            )
         conn.executemany(
             "INSERT INTO error_kb(ts, error_normalized, error_raw, tool, file_key, file_path, resolution, last_used) VALUES(?,?,?,?,?,?,?,?)",
             batch,
@@ -49,8 +70,17 @@ def populate(home: Path, kb_rows: int = 100_000, events: int = 1_000_000, seed: 
             for i in range(start, min(events, start + 100_000)):
                 k = rng.randrange(kb_rows)
                 error = f"TypeError: bad operand {k} in module_{k % 20_000}.py:<N>"
-                rows.append((now - i, f"session-{i % 5000}", "Bash" if i % 3 else "Edit", json.dumps({"tool": "Bash", "error": error})))
-            conn.executemany("INSERT INTO guide_events(type, ts, session_id, tool, data) VALUES('tool_error', ?, ?, ?, ?)", rows)
+                rows.append(
+                    (
+                        now - i,
+                        f"session-{i % 5000}",
+                        "Bash" if i % 3 else "Edit",
+                        json.dumps({"tool": "Bash", "error": error}),
+                    )
+                )
+            conn.executemany(
+                "INSERT INTO guide_events(type, ts, session_id, tool, data) VALUES('tool_error', ?, ?, ?, ?)", rows
+            )
     conn.execute("PRAGMA synchronous=NORMAL")
     store.close()
 
@@ -65,11 +95,19 @@ def measure(home: Path, calls: int) -> dict:
         samples, answered = [], 0
         for _ in range(calls):
             if tool == "Edit":
-                event = PreToolEvent(hook_event_name="PreToolUse", session_id="s", tool_name="Edit",
-                                     tool_input={"file_path": f"/src/module_{rng.randrange(20_000)}.py"})
+                event = PreToolEvent(
+                    hook_event_name="PreToolUse",
+                    session_id="s",
+                    tool_name="Edit",
+                    tool_input={"file_path": f"/src/module_{rng.randrange(20_000)}.py"},
+                )
             else:
-                event = PreToolEvent(hook_event_name="PreToolUse", session_id=f"session-{rng.randrange(5000)}",
-                                     tool_name="Bash", tool_input={"command": "pytest"})
+                event = PreToolEvent(
+                    hook_event_name="PreToolUse",
+                    session_id=f"session-{rng.randrange(5000)}",
+                    tool_name="Bash",
+                    tool_input={"command": "pytest"},
+                )
             ctx = Context("pre-tool-guide", home, None, config, {})
             started = time.perf_counter()
             result = plugin.pre_tool(event=event, ctx=ctx)
@@ -77,7 +115,11 @@ def measure(home: Path, calls: int) -> dict:
             ctx.close()
             answered += result is not None
         samples.sort()
-        results[tool] = {"median_ms": round(statistics.median(samples), 3), "p95_ms": round(samples[int(len(samples) * 0.95)], 3), "answered": answered}
+        results[tool] = {
+            "median_ms": round(statistics.median(samples), 3),
+            "p95_ms": round(samples[int(len(samples) * 0.95)], 3),
+            "answered": answered,
+        }
     return results
 
 
@@ -93,7 +135,9 @@ def main() -> None:
         populate(home, args.kb, args.events)
         print(f"built {args.kb} error_kb rows and {args.events} events in {time.monotonic() - started:.1f} s")
         for tool, row in measure(home, args.calls).items():
-            print(f"pre_tool {tool:<5} median {row['median_ms']} ms  p95 {row['p95_ms']} ms  ({row['answered']}/{args.calls} answered)")
+            print(
+                f"pre_tool {tool:<5} median {row['median_ms']} ms  p95 {row['p95_ms']} ms  ({row['answered']}/{args.calls} answered)"
+            )
 
 
 if __name__ == "__main__":

@@ -74,8 +74,10 @@ def summary(timings: list) -> dict:
     by_event: dict = {}
     for t in timings:
         by_event.setdefault(t.event, []).append(t.ms)
-    return {event: {"n": len(v), "median": statistics.median(v), "p95": percentile(v, 0.95), "samples": v}
-            for event, v in by_event.items()}
+    return {
+        event: {"n": len(v), "median": statistics.median(v), "p95": percentile(v, 0.95), "samples": v}
+        for event, v in by_event.items()
+    }
 
 
 def measure(runs: int, work: Path) -> dict:
@@ -94,10 +96,16 @@ def measure(runs: int, work: Path) -> dict:
                 if harness is omcm and cold is None:
                     cold, timings = timings[0], timings[1:]  # the call that started the daemon
                 sink.extend(timings)
-        return {"client": CLIENT_VERSION, "runs": runs, "bare_command": bare_command, "cores": os.cpu_count(),
-                "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
-                "cold_first_call": {"name": cold.name, "ms": cold.ms} if cold else None,
-                "omcm": summary(omcm_times), "bare": summary(bare_times)}
+        return {
+            "client": CLIENT_VERSION,
+            "runs": runs,
+            "bare_command": bare_command,
+            "cores": os.cpu_count(),
+            "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+            "cold_first_call": {"name": cold.name, "ms": cold.ms} if cold else None,
+            "omcm": summary(omcm_times),
+            "bare": summary(bare_times),
+        }
     finally:
         omcm.close()
         bare.close()
@@ -105,16 +113,20 @@ def measure(runs: int, work: Path) -> dict:
 
 def report(result: dict) -> str:
     load = result["load_average"]
-    lines = [f"Claude Code {result['client']}, {result['runs']} sessions each; bare hook: {result['bare_command']}",
-             f"{result['cores']} cores, 1-minute load average {load[0]} before, {load[1]} after",
-             f"{'event':<18}{'n':>4}  {'omcm median':>12}{'p95':>8}  {'bare median':>12}{'p95':>8}  {'ratio':>6}"]
+    lines = [
+        f"Claude Code {result['client']}, {result['runs']} sessions each; bare hook: {result['bare_command']}",
+        f"{result['cores']} cores, 1-minute load average {load[0]} before, {load[1]} after",
+        f"{'event':<18}{'n':>4}  {'omcm median':>12}{'p95':>8}  {'bare median':>12}{'p95':>8}  {'ratio':>6}",
+    ]
     for event in EVENTS:
         mine, base = result["omcm"].get(event), result["bare"].get(event)
         if not mine or not base:
             continue
         ratio = mine["median"] / base["median"] if base["median"] else float("nan")
-        lines.append(f"{event:<18}{mine['n']:>4}  {mine['median']:>10.0f}ms{mine['p95']:>6.0f}ms  "
-                     f"{base['median']:>10.0f}ms{base['p95']:>6.0f}ms  {ratio:>5.2f}x")
+        lines.append(
+            f"{event:<18}{mine['n']:>4}  {mine['median']:>10.0f}ms{mine['p95']:>6.0f}ms  "
+            f"{base['median']:>10.0f}ms{base['p95']:>6.0f}ms  {ratio:>5.2f}x"
+        )
     cold = result["cold_first_call"]
     if cold:
         lines.append(f"cold: the first omcm call ({cold['name']}, daemon not yet running) took {cold['ms']:.0f} ms")

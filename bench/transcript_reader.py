@@ -24,15 +24,36 @@ from omcm_core.store import Store
 
 def _pair(n: int, size: int) -> bytes:
     """One tool call and its result, about ``size`` bytes together."""
-    use = {"type": "assistant", "sessionId": "bench", "cwd": "/srv/app", "timestamp": "2026-01-02T03:04:05.000Z",
-           "message": {"role": "assistant", "content": [
-               {"type": "tool_use", "id": f"toolu_{n:08d}", "name": "Bash", "input": {"command": f"pytest -k case_{n}"}}]}}
+    use = {
+        "type": "assistant",
+        "sessionId": "bench",
+        "cwd": "/srv/app",
+        "timestamp": "2026-01-02T03:04:05.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{n:08d}",
+                    "name": "Bash",
+                    "input": {"command": f"pytest -k case_{n}"},
+                }
+            ],
+        },
+    }
     head = json.dumps(use) + "\n"
     failed = n % 25 == 0
     body = "x" * max(0, size - len(head) - 300)
-    result = {"type": "user", "sessionId": "bench", "cwd": "/srv/app", "timestamp": "2026-01-02T03:04:06.000Z",
-              "message": {"role": "user", "content": [
-                  {"type": "tool_result", "tool_use_id": f"toolu_{n:08d}", "content": body, "is_error": failed}]}}
+    result = {
+        "type": "user",
+        "sessionId": "bench",
+        "cwd": "/srv/app",
+        "timestamp": "2026-01-02T03:04:06.000Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n:08d}", "content": body, "is_error": failed}],
+        },
+    }
     return (head + json.dumps(result) + "\n").encode()
 
 
@@ -52,7 +73,10 @@ def main() -> None:
     transcript_tail.ready(store)
     catch_up = 0
     started = time.perf_counter()
-    while store.query("SELECT 1 FROM transcript_files WHERE path = ? AND offset >= ?", (str(path), path.stat().st_size)) == []:
+    while (
+        store.query("SELECT 1 FROM transcript_files WHERE path = ? AND offset >= ?", (str(path), path.stat().st_size))
+        == []
+    ):
         transcript_tail.unreported_calls(store, "bench", [str(path)])
         catch_up += 1
     caught_ms = (time.perf_counter() - started) * 1000
@@ -73,8 +97,10 @@ def main() -> None:
         values = sorted(values)
         return f"median {statistics.median(values):.3f} ms, p95 {values[int(len(values) * 0.95) - 1]:.3f} ms"
 
-    print(f"transcript {size:.1f} MB, {n} tool calls; first sight: {catch_up} calls, {caught_ms:.0f} ms in all "
-          f"(only the last {transcript_tail.FIRST_WINDOW >> 20} MB are read)")
+    print(
+        f"transcript {size:.1f} MB, {n} tool calls; first sight: {catch_up} calls, {caught_ms:.0f} ms in all "
+        f"(only the last {transcript_tail.FIRST_WINDOW >> 20} MB are read)"
+    )
     print(f"1 KB appended: {fmt(appended)}")
     print(f"nothing appended: {fmt(idle)}")
     store.close()

@@ -61,8 +61,13 @@ def what(payload: dict, project: Path) -> str:
     event = payload["hook_event_name"]
     tool_input = payload.get("tool_input") or {}
     if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
-        detail = (tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern")
-                  or tool_input.get("description") or "")
+        detail = (
+            tool_input.get("command")
+            or tool_input.get("file_path")
+            or tool_input.get("pattern")
+            or tool_input.get("description")
+            or ""
+        )
         detail = str(detail).replace(f"{project}/", "")
         verb = {"PreToolUse": "wants to run", "PostToolUse": "ran", "PostToolUseFailure": "failed:"}[event]
         return f"Claude {verb} {payload.get('tool_name')} {detail}".rstrip()
@@ -75,6 +80,7 @@ def what(payload: dict, project: Path) -> str:
 
 def claude_json(stdout: str) -> list[str]:
     """The JSON Claude Code received, pretty-printed with long strings cut so it stays on screen."""
+
     def cut(value):
         if isinstance(value, str) and len(value) > 90:
             return value[:87] + "..."
@@ -130,9 +136,13 @@ class Story:
         kind = kind_of(answer)
         self.tally[plugin][label(plugin, event, kind)] += 1
         text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message") or ""
-        verbs = {"deny": "denies it", "ask": "asks the user", "message": "tells the user",
-                 "other": "adds to the block's reason",
-                 "block": "blocks the stop" if event in ("Stop", "SubagentStop") else "blocks it"}
+        verbs = {
+            "deny": "denies it",
+            "ask": "asks the user",
+            "message": "tells the user",
+            "other": "adds to the block's reason",
+            "block": "blocks the stop" if event in ("Stop", "SubagentStop") else "blocks it",
+        }
         verb = verbs.get(kind, "tells Claude")
         lead = f"    {plugin} {verb}: "
         lines = first_lines(text.replace(f"{self.project}/", ""), width=max(60, 120 - len(lead)))

@@ -116,8 +116,10 @@ def wait_for_l1(project: Path) -> list[Path]:
 def after_session(env: dict, home: Path, project: Path, story: narrate.Story) -> None:
     state_file = project / ".omc" / "ralph" / f"{SESSION_ID}.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {}
-    print(f"\nThe ralph loop ended with status {state.get('status', 'unknown')!r} "
-          f"after {state.get('iteration', '?')} continuation(s).")
+    print(
+        f"\nThe ralph loop ended with status {state.get('status', 'unknown')!r} "
+        f"after {state.get('iteration', '?')} continuation(s)."
+    )
     print("\n$ omcm search requests")
     print(run_cli(env, "search", "requests").replace(f"{project}/", ""))
     print("\n$ omcm search GITHUB_TOKEN")
@@ -169,9 +171,17 @@ def demo_env(home: Path, project: Path, guard_site: Path) -> dict:
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python3 dev.py demo", description="Tell what omcm's plugins do for a session.")
-    parser.add_argument("--fixtures", nargs="?", type=Path, const=ROOT.parent / "shared" / "fixtures" / "transcripts",
-                        metavar="DIR", help="also replay real transcripts (default: ../shared/fixtures/transcripts)")
+    parser = argparse.ArgumentParser(
+        prog="python3 dev.py demo", description="Tell what omcm's plugins do for a session."
+    )
+    parser.add_argument(
+        "--fixtures",
+        nargs="?",
+        type=Path,
+        const=ROOT.parent / "shared" / "fixtures" / "transcripts",
+        metavar="DIR",
+        help="also replay real transcripts (default: ../shared/fixtures/transcripts)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the demo's OMCM_HOME and project folder")
     return parser.parse_args(argv)
 

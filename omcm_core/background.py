@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 
 def spawn_detached(
-    argv: Sequence[str], env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None, pass_fds: Sequence[int] = ()
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None, pass_fds: Sequence[int] = ()
 ) -> int:
     """Start ``argv`` in its own session with no stdin/stdout; return its pid at once.
 
@@ -18,7 +18,7 @@ def spawn_detached(
     """
     kwargs: dict = {}
     if os.name == "nt":  # pragma: no cover
-        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     else:
         kwargs["start_new_session"] = True
     proc = subprocess.Popen(

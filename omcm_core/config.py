@@ -17,8 +17,9 @@ name and that key keeps its default.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 from attrs import define, field
@@ -91,9 +92,7 @@ class Config:
     _cache: dict = field(factory=dict)
 
     @classmethod
-    def load(
-        cls, home: Path, project: Optional[Path] = None, env: Optional[Mapping[str, str]] = None
-    ) -> "Config":
+    def load(cls, home: Path, project: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
         merged: dict[str, dict] = {}
         sources = []
@@ -140,10 +139,10 @@ def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
     from omcm_core._runtime.payload import converter
 
     try:
-        attrs.resolve_types(schema)
+        attrs.resolve_types(schema)  # type: ignore[type-var]  # schema is an attrs class by contract
     except Exception:  # unresolvable annotations: values are then taken as given
         pass
-    fields = {f.name: f for f in attrs.fields(schema)}
+    fields = {f.name: f for f in attrs.fields(schema)}  # type: ignore[arg-type]
     good: dict[str, Any] = {}
     for key, value in values.items():
         attr_name = key.replace("-", "_")
@@ -158,9 +157,7 @@ def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
             schema(**candidate)  # runs the class's validators on this key
             good[attr_name] = value
         except Exception as exc:
-            _log.error(
-                "config_bad_value", section=name, key=key, value=repr(value)[:100], error=str(exc)[:200]
-            )
+            _log.error("config_bad_value", section=name, key=key, value=repr(value)[:100], error=str(exc)[:200])
     return schema(**good)
 
 
@@ -182,8 +179,8 @@ def _coerce(value: Any, type_: Any, conv: Any) -> Any:
     return conv.structure(value, type_)
 
 
-def resolve_language(setting: str, env: Optional[Mapping[str, str]] = None) -> str:
-    """"en" or "ko": the setting, else the user's locale (LANG/LC_ALL starting with ko)."""
+def resolve_language(setting: str, env: Mapping[str, str] | None = None) -> str:
+    """ "en" or "ko": the setting, else the user's locale (LANG/LC_ALL starting with ko)."""
     if setting in ("en", "ko"):
         return setting
     env = os.environ if env is None else env

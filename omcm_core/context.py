@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping, Optional, TypeVar
+from typing import TypeVar
 
 from omcm_core.config import Config, CoreConfig, resolve_language
 from omcm_core.log import Logger, get_logger
@@ -39,11 +40,11 @@ class Context:
         self,
         plugin: str,
         home: Path,
-        project_dir: Optional[Path],
+        project_dir: Path | None,
         config: Config,
-        env: Optional[Mapping[str, str]] = None,
-        store: Optional[Store] = None,
-        cwd: Optional[str] = None,
+        env: Mapping[str, str] | None = None,
+        store: Store | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.plugin = plugin
         self.home = home
@@ -73,10 +74,10 @@ class Context:
 
     @property
     def language(self) -> str:
-        """"en" or "ko", shared by every plugin: ``[core] language``, else LANG."""
+        """ "en" or "ko", shared by every plugin: ``[core] language``, else LANG."""
         return resolve_language(self.core_config.language, self.env)
 
-    def session_dir(self, session_id: Optional[str], create: bool = True) -> Path:
+    def session_dir(self, session_id: str | None, create: bool = True) -> Path:
         """``OMCM_HOME/sessions/<id>`` for an untrusted id; never outside OMCM_HOME."""
         path = session_dir(self.home, session_id)
         if create:

@@ -14,7 +14,7 @@ Events missing here are accepted and answered with nothing.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any
 
 from attrs import frozen
 
@@ -52,7 +52,7 @@ class EventSpec:
     #: The oldest Claude Code that knows the event. Before 2.1.101 an unknown event name made Claude
     #: Code reject the whole settings file, so ``omcm install`` registers the event only when the
     #: client it finds is at least this version.
-    min_client: Optional[str] = None
+    min_client: str | None = None
     #: The ``[core]`` setting holding each plugin's time budget on this event.
     budget: str = "plugin_budget_ms"
 
@@ -61,8 +61,8 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
     return {spec.name: spec for spec in specs}
 
 
-_TOOL = dict(context=True, block=True, timeout_s=15)
-_STOP = dict(hook="stop", record=records.StopEvent, block=True, ride_along=True)
+_TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
+_STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, ride_along=True)
 
 EVENTS: dict[str, EventSpec] = _table(
     EventSpec(name="PreToolUse", hook="pre_tool", record=records.PreToolEvent, permission=True, context=True),
@@ -79,7 +79,9 @@ EVENTS: dict[str, EventSpec] = _table(
         halt=False,
         budget="session_end_budget_ms",
     ),
-    EventSpec(name="UserPromptSubmit", hook="user_prompt_submit", record=records.UserPromptEvent, context=True, block=True),
+    EventSpec(
+        name="UserPromptSubmit", hook="user_prompt_submit", record=records.UserPromptEvent, context=True, block=True
+    ),
     EventSpec(name="Stop", **_STOP),
     EventSpec(name="SubagentStop", **_STOP),
     EventSpec(name="PreCompact", hook="pre_compact", record=records.PreCompactEvent, block=True, system_message=False),
@@ -95,12 +97,12 @@ EVENTS: dict[str, EventSpec] = _table(
 )
 
 
-def spec_for(event_name: str) -> Optional[EventSpec]:
+def spec_for(event_name: str) -> EventSpec | None:
     """The row for ``event_name``, or None when omcm has no hook for it."""
     return EVENTS.get(event_name)
 
 
-def events_for_hooks(hooks: set[str], client_version: Optional[str] = None) -> list[str]:
+def events_for_hooks(hooks: set[str], client_version: str | None = None) -> list[str]:
     """The event names whose hook is in ``hooks``, in table order (what ``omcm install`` registers).
 
     An event with a ``min_client`` is left out unless ``client_version`` (``claude --version``)
@@ -113,7 +115,7 @@ def events_for_hooks(hooks: set[str], client_version: Optional[str] = None) -> l
     ]
 
 
-def _at_least(version: Optional[str], minimum: str) -> bool:
+def _at_least(version: str | None, minimum: str) -> bool:
     def parts(text: str) -> tuple[int, ...]:
         return tuple(int(p) for p in text.split(".") if p.isdigit())
 

@@ -13,8 +13,9 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 if os.name == "nt":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -49,7 +50,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600, durable: bool
                 os.close(dir_fd)
 
 
-def _fill(fd: int, data: bytes, durable: bool, mode: Optional[int] = None) -> None:
+def _fill(fd: int, data: bytes, durable: bool, mode: int | None = None) -> None:
     """Write ``data`` to the new temporary file ``fd`` (closed after, even on error), flushed to disk if ``durable``."""
     with os.fdopen(fd, "wb") as fh:
         if mode is not None and os.name == "posix":
@@ -68,7 +69,7 @@ def atomic_write_json(path: Path, value: Any, mode: int = 0o600, durable: bool =
     atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n", mode, durable)
 
 
-def move_aside(path: Path, why: str = "corrupt") -> Optional[Path]:
+def move_aside(path: Path, why: str = "corrupt") -> Path | None:
     """Rename a damaged file to ``<name>.<why>-<timestamp>`` and return the new path."""
     target = path.with_name(f"{path.name}.{why}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
     try:
@@ -99,7 +100,7 @@ def _lock_fd(fd: int, timeout: float, path: Any) -> None:
     while True:
         try:
             if os.name == "nt":  # pragma: no cover
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # Windows only
             else:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
@@ -191,8 +192,13 @@ def _resolve_inside(root: Any, path: Any) -> Path:  # pragma: no cover - platfor
 
 
 def open_confined(
-    root: Any, path: Any, flags: int = os.O_RDONLY, mode: int = 0o666, create_dirs: bool = False,
-    *, single_link: bool = False,
+    root: Any,
+    path: Any,
+    flags: int = os.O_RDONLY,
+    mode: int = 0o666,
+    create_dirs: bool = False,
+    *,
+    single_link: bool = False,
 ) -> int:
     """``os.open`` for ``path`` under ``root`` that follows no symlink and opens only regular files.
 
@@ -230,7 +236,12 @@ def open_confined(
 
 
 def read_confined_bytes(
-    root: Any, path: Any, limit: Optional[int] = None, *, max_bytes: Optional[int] = None, single_link: bool = False,
+    root: Any,
+    path: Any,
+    limit: int | None = None,
+    *,
+    max_bytes: int | None = None,
+    single_link: bool = False,
 ) -> bytes:
     """The bytes of ``path`` under ``root`` (at most ``limit``); see open_confined for what is refused.
 
@@ -247,13 +258,20 @@ def read_confined_bytes(
 
 
 def read_confined_text(
-    root: Any, path: Any, limit: Optional[int] = None, *, max_bytes: Optional[int] = None, single_link: bool = False,
+    root: Any,
+    path: Any,
+    limit: int | None = None,
+    *,
+    max_bytes: int | None = None,
+    single_link: bool = False,
 ) -> str:
     """UTF-8 text of ``path`` under ``root``, undecodable bytes replaced."""
-    return read_confined_bytes(root, path, limit, max_bytes=max_bytes, single_link=single_link).decode("utf-8", errors="replace")
+    return read_confined_bytes(root, path, limit, max_bytes=max_bytes, single_link=single_link).decode(
+        "utf-8", errors="replace"
+    )
 
 
-def stat_confined(root: Any, path: Any) -> Optional[os.stat_result]:
+def stat_confined(root: Any, path: Any) -> os.stat_result | None:
     """The stat of a regular file ``path`` under ``root``; None when it does not exist."""
     try:
         fd = open_confined(root, path)
@@ -290,7 +308,13 @@ def list_confined(root: Any, path: Any) -> list[str]:
 
 
 def write_confined_atomic(
-    root: Any, path: Any, data: Any, mode: int = 0o666, durable: bool = True, *, keep_mode: bool = False,
+    root: Any,
+    path: Any,
+    data: Any,
+    mode: int = 0o666,
+    durable: bool = True,
+    *,
+    keep_mode: bool = False,
 ) -> Path:
     """Replace ``path`` under ``root`` with ``data`` (bytes or str) atomically; folders are created.
 
@@ -353,7 +377,9 @@ def unlink_confined(root: Any, path: Any) -> None:
 
 
 @contextlib.contextmanager
-def lock_confined(root: Any, path: Any, timeout: float = 5.0, mode: int = 0o666, create_dirs: bool = False) -> Iterator[None]:
+def lock_confined(
+    root: Any, path: Any, timeout: float = 5.0, mode: int = 0o666, create_dirs: bool = False
+) -> Iterator[None]:
     """Hold an exclusive lock on lock file ``path`` under ``root``, like file_lock but confined.
 
     The lock file is created (``mode`` less the umask) through open_confined, so a

@@ -50,7 +50,8 @@ Rules every hook shares:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -75,7 +76,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def pre_tool(event: "PreToolEvent", ctx: "Context") -> "Optional[Result]":
+def pre_tool(event: PreToolEvent, ctx: Context) -> Result | None:
     """PreToolUse: Claude is about to run ``event.tool_name`` with ``event.tool_input``.
 
     :param event: the tool call; ``tool_use_id`` and ``permission_mode`` are
@@ -90,7 +91,7 @@ def pre_tool(event: "PreToolEvent", ctx: "Context") -> "Optional[Result]":
 
 
 @hookspec
-def post_tool(event: "PostToolEvent", ctx: "Context") -> "Optional[Result]":
+def post_tool(event: PostToolEvent, ctx: Context) -> Result | None:
     """PostToolUse and PostToolUseFailure: the tool has run.
 
     :param event: ``succeeded`` is False for PostToolUseFailure, with ``error``
@@ -103,7 +104,7 @@ def post_tool(event: "PostToolEvent", ctx: "Context") -> "Optional[Result]":
 
 
 @hookspec
-def session_start(event: "SessionStartEvent", ctx: "Context") -> "Optional[Result]":
+def session_start(event: SessionStartEvent, ctx: Context) -> Result | None:
     """SessionStart (startup, resume, clear, compact, fork).
 
     :return: ``None`` or a Result whose ``additional_context`` opens the
@@ -112,7 +113,7 @@ def session_start(event: "SessionStartEvent", ctx: "Context") -> "Optional[Resul
 
 
 @hookspec
-def session_end(event: "SessionEndEvent", ctx: "Context") -> None:
+def session_end(event: SessionEndEvent, ctx: Context) -> None:
     """SessionEnd. Side effects only; the answer is ignored by Claude Code.
 
     All SessionEnd hooks share a 1.5 s budget: start slow work with
@@ -121,7 +122,7 @@ def session_end(event: "SessionEndEvent", ctx: "Context") -> None:
 
 
 @hookspec
-def user_prompt_submit(event: "UserPromptEvent", ctx: "Context") -> "Optional[Result]":
+def user_prompt_submit(event: UserPromptEvent, ctx: Context) -> Result | None:
     """UserPromptSubmit: the user sent ``event.prompt``.
 
     :return: ``None`` or a Result; ``additional_context`` goes with the prompt;
@@ -130,7 +131,7 @@ def user_prompt_submit(event: "UserPromptEvent", ctx: "Context") -> "Optional[Re
 
 
 @hookspec
-def stop(event: "StopEvent", ctx: "Context") -> "Optional[Result]":
+def stop(event: StopEvent, ctx: Context) -> Result | None:
     """Stop and SubagentStop: Claude is about to end its turn.
 
     :return: ``None`` or a Result; ``block`` with a ``reason`` keeps Claude
@@ -146,7 +147,7 @@ def stop(event: "StopEvent", ctx: "Context") -> "Optional[Result]":
 
 
 @hookspec
-def stop_failure(event: "StopFailureEvent", ctx: "Context") -> None:
+def stop_failure(event: StopFailureEvent, ctx: Context) -> None:
     """StopFailure: the turn ended on an API error (rate limit, overload, ...).
 
     Side effects only: Claude Code ignores the output of this event, so record
@@ -157,12 +158,12 @@ def stop_failure(event: "StopFailureEvent", ctx: "Context") -> None:
 
 
 @hookspec
-def pre_compact(event: "PreCompactEvent", ctx: "Context") -> "Optional[Result]":
+def pre_compact(event: PreCompactEvent, ctx: Context) -> Result | None:
     """PreCompact (manual or auto). ``block`` prevents the compaction."""
 
 
 @hookspec
-def config_schema() -> type:
+def config_schema() -> type | None:
     """The attrs class describing this plugin's config section (``[<plugin name>]``).
 
     Optional. ``omcm doctor`` uses it to check the user's config files and
@@ -171,7 +172,7 @@ def config_schema() -> type:
 
 
 @hookspec
-def doctor_report(ctx: "Context") -> "Optional[Mapping[str, Any]]":
+def doctor_report(ctx: Context) -> Mapping[str, Any] | None:
     """Facts ``omcm doctor`` prints under this plugin's name (sizes, counts, problems).
 
     :return: a JSON-serialisable mapping; a key ``problems`` holding a list of
@@ -180,7 +181,7 @@ def doctor_report(ctx: "Context") -> "Optional[Mapping[str, Any]]":
 
 
 @hookspec
-def commands() -> "Sequence[Command]":
+def commands() -> Sequence[Command] | None:
     """Subcommands this plugin adds to the ``omcm`` command line.
 
     :return: a sequence of :class:`omcm_core.records.Command`. Names must not

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
 _state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False, "sink": None}
 
 
-def configure(home: Optional[Path], level: Optional[str] = None, stderr: bool = False) -> None:
+def configure(home: Path | None, level: str | None = None, stderr: bool = False) -> None:
     """Choose where lines go. ``level`` defaults to ``OMCM_LOG_LEVEL`` or info.
 
     Called once per hook call; a long-lived process (the warm dispatcher, tests)
@@ -37,7 +37,7 @@ def configure(home: Optional[Path], level: Optional[str] = None, stderr: bool = 
             pass
 
 
-def log_path() -> Optional[Path]:
+def log_path() -> Path | None:
     return _state["path"]
 
 
@@ -49,7 +49,7 @@ def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
 
 
 def _open_sink():
-    path: Optional[Path] = _state["path"]
+    path: Path | None = _state["path"]
     if path is None or _state["stderr"]:
         return sys.stderr
     try:
@@ -90,7 +90,7 @@ class Logger:
     def __init__(self, **fields: Any) -> None:
         self._fields = fields
 
-    def bind(self, **fields: Any) -> "Logger":
+    def bind(self, **fields: Any) -> Logger:
         return Logger(**{**self._fields, **fields})
 
     def _emit(self, level: str, event: str, kw: dict) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _MAX_COMPONENT = 100
 
 
-def omcm_home(env: Optional[Mapping[str, str]] = None) -> Path:
+def omcm_home(env: Mapping[str, str] | None = None) -> Path:
     """``OMCM_HOME``, else ``~/.omcm``."""
     env = os.environ if env is None else env
     value = env.get("OMCM_HOME")
@@ -56,7 +56,7 @@ def safe_component(name: str) -> str:
     return f"{clean.strip('.') or 'id'}-{digest}"
 
 
-def session_dir(home: Path, session_id: Optional[str]) -> Path:
+def session_dir(home: Path, session_id: str | None) -> Path:
     """``OMCM_HOME/sessions/<safe id>``; without a session id, OMCM_HOME itself."""
     if not session_id:
         return home

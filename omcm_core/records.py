@@ -11,7 +11,8 @@ every plugin's answer into one response (``omcm_core._runtime.merge``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 from attrs import field, frozen
@@ -29,14 +30,14 @@ class Event:
     """Fields every hook event carries (``hook_event_name`` always; the rest when sent)."""
 
     hook_event_name: str
-    session_id: Optional[str] = None
-    transcript_path: Optional[str] = None
-    cwd: Optional[str] = None
-    permission_mode: Optional[str] = None
-    prompt_id: Optional[str] = None
-    agent_id: Optional[str] = None
-    agent_type: Optional[str] = None
-    effort: Optional[dict] = None
+    session_id: str | None = None
+    transcript_path: str | None = None
+    cwd: str | None = None
+    permission_mode: str | None = None
+    prompt_id: str | None = None
+    agent_id: str | None = None
+    agent_type: str | None = None
+    effort: dict | None = None
     #: Payload keys this version of omcm does not model, kept verbatim.
     extra: dict = field(factory=dict)
 
@@ -47,7 +48,7 @@ class ToolEvent(Event):
 
     tool_name: str
     tool_input: dict = field(factory=dict)
-    tool_use_id: Optional[str] = None
+    tool_use_id: str | None = None
 
 
 @frozen(kw_only=True)
@@ -66,59 +67,59 @@ class PostToolEvent(ToolEvent):
 
     succeeded: bool = True
     tool_response: Any = None
-    error: Optional[str] = None
-    is_interrupt: Optional[bool] = None
-    duration_ms: Optional[float] = None
+    error: str | None = None
+    is_interrupt: bool | None = None
+    duration_ms: float | None = None
 
 
 @frozen(kw_only=True)
 class SessionStartEvent(Event):
     """SessionStart; ``source`` is startup, resume, clear, compact or fork."""
 
-    source: Optional[str] = None
-    model: Optional[str] = None
-    session_title: Optional[str] = None
+    source: str | None = None
+    model: str | None = None
+    session_title: str | None = None
 
 
 @frozen(kw_only=True)
 class SessionEndEvent(Event):
     """SessionEnd; every SessionEnd hook shares a 1.5 s budget, so detach slow work."""
 
-    reason: Optional[str] = None
+    reason: str | None = None
 
 
 @frozen(kw_only=True)
 class UserPromptEvent(Event):
     """UserPromptSubmit."""
 
-    prompt: Optional[str] = None
-    session_title: Optional[str] = None
+    prompt: str | None = None
+    session_title: str | None = None
 
 
 @frozen(kw_only=True)
 class StopEvent(Event):
     """Stop and SubagentStop. Honour ``stop_hook_active`` before blocking again."""
 
-    stop_hook_active: Optional[bool] = None
-    last_assistant_message: Optional[str] = None
-    agent_transcript_path: Optional[str] = None
+    stop_hook_active: bool | None = None
+    last_assistant_message: str | None = None
+    agent_transcript_path: str | None = None
 
 
 @frozen(kw_only=True)
 class StopFailureEvent(Event):
     """StopFailure (Claude Code v2.1.78): the turn ended on an API error; output is ignored."""
 
-    error: Optional[str] = None
+    error: str | None = None
     error_details: Any = None
-    last_assistant_message: Optional[str] = None
+    last_assistant_message: str | None = None
 
 
 @frozen(kw_only=True)
 class PreCompactEvent(Event):
     """PreCompact; ``trigger`` is manual or auto."""
 
-    trigger: Optional[str] = None
-    custom_instructions: Optional[str] = None
+    trigger: str | None = None
+    custom_instructions: str | None = None
 
 
 @frozen(kw_only=True)
@@ -142,16 +143,14 @@ class Result:
       Claude's work entirely (not the ``stop`` hook, which is about one turn).
     """
 
-    permission: Optional[str] = field(
-        default=None, validator=attrs.validators.optional(attrs.validators.in_(PERMISSIONS))
-    )
-    reason: Optional[str] = field(default=None, validator=_optional_str)
-    block: Optional[bool] = None
-    additional_context: Optional[str] = field(default=None, validator=_optional_str)
-    system_message: Optional[str] = field(default=None, validator=_optional_str)
-    updated_input: Optional[dict] = None
-    halt: Optional[bool] = None
-    halt_reason: Optional[str] = field(default=None, validator=_optional_str)
+    permission: str | None = field(default=None, validator=attrs.validators.optional(attrs.validators.in_(PERMISSIONS)))
+    reason: str | None = field(default=None, validator=_optional_str)
+    block: bool | None = None
+    additional_context: str | None = field(default=None, validator=_optional_str)
+    system_message: str | None = field(default=None, validator=_optional_str)
+    updated_input: dict | None = None
+    halt: bool | None = None
+    halt_reason: str | None = field(default=None, validator=_optional_str)
 
 
 @frozen(kw_only=True)
@@ -166,4 +165,4 @@ class Command:
     name: str
     help: str
     run: Callable[..., int]
-    configure: Optional[Callable[..., None]] = None
+    configure: Callable[..., None] | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_PATTERNS: list[tuple[str, "re.Pattern[str]"]] = [
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("private", re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)),
     (
         "private-key",
@@ -34,7 +34,12 @@ _PATTERNS: list[tuple[str, "re.Pattern[str]"]] = [
     # Passwords on command lines: mysql -pXXXX, sshpass -p XXXX, curl -u user:XXXX, and
     # --password/--token/--api-key VALUE (the "--password=VALUE" form is the assignment rule's).
     # No \b before the program: text may be JSON-escaped ("...\\nsshpass -p x").
-    ("cli-password", re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?=\s)[^\n|;&]{0,200}?\s-p([^\s'\"-][^\s'\"]{2,})")),
+    (
+        "cli-password",
+        re.compile(
+            r"(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?=\s)[^\n|;&]{0,200}?\s-p([^\s'\"-][^\s'\"]{2,})"
+        ),
+    ),
     ("cli-password", re.compile(r"sshpass\s[^\n|;&]{0,200}?-p\s*['\"]?([^\s'\"-][^\s'\"]{2,})")),
     ("cli-password", re.compile(r"(?:\s-u|\s--user)(?:\s+|=)['\"]?[^\s:'\"]{1,128}:([^\s'\"]{3,})")),
     (
@@ -75,8 +80,28 @@ _COMPILED = [(pattern, _replace(kind)) for kind, pattern in _PATTERNS]
 # Key names whose value is a secret whatever its shape ({"password": "hunter2"} has no
 # secret-looking value): words of the key, camelCase and snake_case split.
 _SECRET_WORDS = frozenset(
-    "password passwd pwd pass passphrase secret secrets token apikey auth authorization credential "
-    "credentials cookie privatekey accesskey secretkey clientsecret sessionkey signature".split()
+    [
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "passphrase",
+        "secret",
+        "secrets",
+        "token",
+        "apikey",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "cookie",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+        "clientsecret",
+        "sessionkey",
+        "signature",
+    ]
 )
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
@@ -84,7 +109,7 @@ _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 def secret_key(name: str) -> bool:
     """True when a key name (``password``, ``api_key``, ``apiKey``, ``X-Auth-Token``) names a secret."""
     words = [w.lower() for w in _WORD.findall(name)]
-    pairs = {a + b for a, b in zip(words, words[1:])}
+    pairs = {a + b for a, b in zip(words, words[1:], strict=False)}  # pairs of neighbours
     return any(w in _SECRET_WORDS for w in words) or any(p in _SECRET_WORDS for p in pairs)
 
 
@@ -139,7 +164,9 @@ def mask_structured(value: Any) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            hidden = isinstance(k, str) and secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            hidden = (
+                isinstance(k, str) and secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            )
             out[k] = "[REDACTED]" if hidden and v != "" else mask_structured(v)
         return out
     if isinstance(value, (list, tuple)):

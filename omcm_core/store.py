@@ -22,15 +22,16 @@ import contextlib
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import Any, Union
 
 from omcm_core.files import move_aside
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 
 DB_NAME = "omcm.db"
-Migration = Union[str, Callable[[sqlite3.Connection], None]]
+Migration = Union[str, Callable[[sqlite3.Connection], None]]  # noqa: UP007  (a runtime alias: 3.10 cannot | a string type)
 
 _log = get_logger(component="store")
 _migrate_lock = threading.RLock()  # re-entered when a migration finds the store corrupt
@@ -57,8 +58,8 @@ class Store:
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self.busy_timeout_ms = busy_timeout_ms
-        self._conn: Optional[sqlite3.Connection] = None
-        self._file_id: Optional[tuple[int, int]] = None  # (device, inode) of the file we opened
+        self._conn: sqlite3.Connection | None = None
+        self._file_id: tuple[int, int] | None = None  # (device, inode) of the file we opened
         # (plugin, version) pairs known to be migrated in the file this connection has open;
         # per connection, because a file deleted or replaced meanwhile starts with no tables.
         self._migrated: set[tuple[str, int]] = set()
@@ -86,9 +87,7 @@ class Store:
                 _log.warning("store_not_wal", journal_mode=mode)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS omcm_schema (plugin TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-            )
+            conn.execute("CREATE TABLE IF NOT EXISTS omcm_schema (plugin TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         except BaseException:
             conn.close()
             raise
@@ -112,7 +111,7 @@ class Store:
         if isinstance(exc, sqlite3.DatabaseError) and _is_corruption(exc):
             self._quarantine_corrupt(exc)
 
-    def quarantine(self) -> Optional[Path]:
+    def quarantine(self) -> Path | None:
         """Move the database and its WAL aside; the next use starts a fresh one.
 
         Does nothing (returns None) when the file is no longer the one this
@@ -254,7 +253,7 @@ def _is_corruption(exc: BaseException) -> bool:
     return "database disk image is malformed" in text or "file is not a database" in text
 
 
-def _file_id(path: Path) -> Optional[tuple[int, int]]:
+def _file_id(path: Path) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
     except OSError:

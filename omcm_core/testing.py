@@ -24,15 +24,16 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pytest
 
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
 
-def _base(event: str, session_id: str, cwd: Optional[str], **extra: Any) -> dict[str, Any]:
+def _base(event: str, session_id: str, cwd: str | None, **extra: Any) -> dict[str, Any]:
     payload = {
         "session_id": session_id,
         "transcript_path": f"/tmp/omcm-test/{session_id}.jsonl",
@@ -45,9 +46,9 @@ def _base(event: str, session_id: str, cwd: Optional[str], **extra: Any) -> dict
 
 def pre_tool_payload(
     tool_name: str = "Read",
-    tool_input: Optional[Mapping[str, Any]] = None,
+    tool_input: Mapping[str, Any] | None = None,
     session_id: str = DEFAULT_SESSION,
-    cwd: Optional[str] = None,
+    cwd: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     return _base(
@@ -64,11 +65,11 @@ def pre_tool_payload(
 
 def post_tool_payload(
     tool_name: str = "Read",
-    tool_input: Optional[Mapping[str, Any]] = None,
+    tool_input: Mapping[str, Any] | None = None,
     tool_response: Any = None,
     session_id: str = DEFAULT_SESSION,
-    error: Optional[str] = None,
-    cwd: Optional[str] = None,
+    error: str | None = None,
+    cwd: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """PostToolUse, or PostToolUseFailure when ``error`` is given."""
@@ -89,15 +90,19 @@ def post_tool_payload(
     )
 
 
-def session_start_payload(source: str = "startup", session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+def session_start_payload(
+    source: str = "startup", session_id: str = DEFAULT_SESSION, cwd: str | None = None, **extra: Any
+) -> dict:
     return _base("SessionStart", session_id, cwd, source=source, **extra)
 
 
-def session_end_payload(reason: str = "other", session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+def session_end_payload(
+    reason: str = "other", session_id: str = DEFAULT_SESSION, cwd: str | None = None, **extra: Any
+) -> dict:
     return _base("SessionEnd", session_id, cwd, reason=reason, **extra)
 
 
-def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: Optional[str] = None, **extra: Any) -> dict:
+def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **extra: Any) -> dict:
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
@@ -118,7 +123,15 @@ def assert_valid_response(event_name: str, response: Any) -> None:
     if response is None:
         return
     assert isinstance(response, dict), f"stdout must be a JSON object, got {type(response).__name__}"
-    allowed_top = {"continue", "stopReason", "systemMessage", "suppressOutput", "decision", "reason", "hookSpecificOutput"}
+    allowed_top = {
+        "continue",
+        "stopReason",
+        "systemMessage",
+        "suppressOutput",
+        "decision",
+        "reason",
+        "hookSpecificOutput",
+    }
     assert set(response) <= allowed_top, f"unexpected keys {set(response) - allowed_top}"
     spec = spec_for(event_name)
     assert spec is not None, f"omcm answers nothing to {event_name}"
@@ -165,7 +178,7 @@ class Dispatcher:
                 raise ValueError(f"plugin {name} could not be registered: {info.why}")
         self.last_stdout = b""
 
-    def __call__(self, payload: Any, event: Optional[str] = None) -> Optional[dict]:
+    def __call__(self, payload: Any, event: str | None = None) -> dict | None:
         from omcm_core._runtime.dispatch import handle
 
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -179,7 +192,7 @@ def _plugin_name(plugin: Any) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def shared_fixtures_dir() -> Optional[Path]:
+def shared_fixtures_dir() -> Path | None:
     """``../shared/fixtures`` beside the checkout (or ``OMCM_SHARED_FIXTURES``), if present.
 
     Real hook payloads and transcripts written by Claude Code; read in place at
@@ -218,7 +231,7 @@ def omcm_dispatch(omcm_home: Path):
     """``omcm_dispatch(plugin, ..., name=plugin, env={...}, keeper=None)`` -> Dispatcher."""
 
     def factory(
-        *plugins: Any, names: Optional[Mapping[str, Any]] = None, env: Optional[Mapping[str, str]] = None, keeper: Any = None
+        *plugins: Any, names: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, keeper: Any = None
     ) -> Dispatcher:
         chosen = dict(names or {})
         for plugin in plugins:
@@ -231,10 +244,10 @@ def omcm_dispatch(omcm_home: Path):
 
 def run_hook(
     payload: Any,
-    env: Optional[Mapping[str, str]] = None,
-    event: Optional[str] = None,
+    env: Mapping[str, str] | None = None,
+    event: str | None = None,
     timeout: float = 60,
-    cwd: Optional[str] = None,
+    cwd: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does.
 

@@ -31,11 +31,12 @@ import json
 import os
 import stat
 import time
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
-from omcm_core.redact import mask, mask_head
+from omcm_core.redact import mask_head
 
 SCHEMA = "omcm-core.transcripts"
 MAX_READ = 1 << 20  # bytes per file per call
@@ -85,10 +86,10 @@ class ToolCall:
     tool_input: dict
     is_error: bool
     result: str
-    session_id: Optional[str] = None
-    cwd: Optional[str] = None
-    agent_id: Optional[str] = None
-    transcript: Optional[str] = None
+    session_id: str | None = None
+    cwd: str | None = None
+    agent_id: str | None = None
+    transcript: str | None = None
     ts: float = 0.0
 
     def as_event(self):
@@ -115,7 +116,7 @@ def ready(store) -> None:
     store.migrate(SCHEMA, MIGRATIONS)
 
 
-def note_reported(store, tool_use_id: Optional[str]) -> None:
+def note_reported(store, tool_use_id: str | None) -> None:
     """Record that a hook reported this call: it is never handed out as unreported."""
     if tool_use_id:
         ready(store)
@@ -141,7 +142,7 @@ def transcripts_of(event, settled: bool) -> list[str]:
 
 
 def unreported_calls(
-    store, consumer: str, paths: Iterable[str], settled: bool = False, now: Optional[float] = None
+    store, consumer: str, paths: Iterable[str], settled: bool = False, now: float | None = None
 ) -> list[ToolCall]:
     """Read what was appended to ``paths``; return the calls ``consumer`` has not seen and no hook reported."""
     ready(store)
@@ -185,7 +186,11 @@ def _resume(fd: int, row: Sequence[tuple], info: os.stat_result) -> tuple[int, b
     """Where to go on reading: the stored offset, or the start when the file was truncated or replaced."""
     if row:
         dev, ino, mark, offset, skipping = row[0]
-        if (dev, ino) == (info.st_dev, info.st_ino) and offset <= info.st_size and _mark(fd, offset) == bytes(mark or b""):
+        if (
+            (dev, ino) == (info.st_dev, info.st_ino)
+            and offset <= info.st_size
+            and _mark(fd, offset) == bytes(mark or b"")
+        ):
             return offset, bool(skipping)
         return 0, False
     if info.st_size > FIRST_WINDOW:
@@ -247,7 +252,8 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
     if entry.get("type") == "assistant":
         for block in blocks:
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                given = block.get("input")
+                tool_input = given if isinstance(given, dict) else {}
                 conn.execute(
                     "INSERT OR IGNORE INTO transcript_uses(tool_use_id, tool_name, input, ts) VALUES(?, ?, ?, ?)",
                     (block["id"], str(block.get("name", ""))[:200], _masked_json(tool_input), now),
@@ -265,9 +271,17 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
             "INSERT OR IGNORE INTO transcript_calls(tool_use_id, transcript, session_id, cwd, agent_id, tool_name, "
             "input, is_error, result, written, ts) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                block["tool_use_id"], path, _str(entry.get("sessionId")), _str(entry.get("cwd")),
-                _str(entry.get("agentId")), use[0], use[1], int(block.get("is_error") is True),
-                _masked_text(_result_text(block)), _timestamp(entry.get("timestamp"), now), now,
+                block["tool_use_id"],
+                path,
+                _str(entry.get("sessionId")),
+                _str(entry.get("cwd")),
+                _str(entry.get("agentId")),
+                use[0],
+                use[1],
+                int(block.get("is_error") is True),
+                _masked_text(_result_text(block)),
+                _timestamp(entry.get("timestamp"), now),
+                now,
             ),
         )
         conn.execute("DELETE FROM transcript_uses WHERE tool_use_id = ?", (block["tool_use_id"],))
@@ -275,7 +289,7 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
 
 def _hand_out(store, consumer: str, settled: bool, now: float) -> list[ToolCall]:
     row = store.query("SELECT seq FROM transcript_cursors WHERE consumer = ?", (consumer,))
-    (last,), = store.query("SELECT coalesce(max(seq), 0) FROM transcript_calls")
+    ((last,),) = store.query("SELECT coalesce(max(seq), 0) FROM transcript_calls")
     if last <= (row[0][0] if row else 0):
         return []  # the common case: nothing new, no write lock taken
     with store.transaction() as conn:
@@ -294,7 +308,18 @@ def _hand_out(store, consumer: str, settled: bool, now: float) -> list[ToolCall]
             cursor = seq
             if not reported:
                 calls.append(
-                    ToolCall(use_id, tool or "", _loads(tool_input), bool(is_error), result or "", session, cwd, agent, path, ts)
+                    ToolCall(
+                        use_id,
+                        tool or "",
+                        _loads(tool_input),
+                        bool(is_error),
+                        result or "",
+                        session,
+                        cwd,
+                        agent,
+                        path,
+                        ts,
+                    )
                 )
         conn.execute(
             "INSERT INTO transcript_cursors(consumer, seq) VALUES(?, ?) "
@@ -339,7 +364,7 @@ def _masked_json(value: dict) -> str:
     return json.dumps(shown, ensure_ascii=False, default=str)
 
 
-def _loads(text: Optional[str]) -> dict:
+def _loads(text: str | None) -> dict:
     try:
         value = json.loads(text or "{}")
     except ValueError:
@@ -347,7 +372,7 @@ def _loads(text: Optional[str]) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _str(value: Any) -> Optional[str]:
+def _str(value: Any) -> str | None:
     return value[:500] if isinstance(value, str) else None
 
 

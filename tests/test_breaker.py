@@ -40,7 +40,9 @@ def counting_plugin(calls, broken):
 
 def test_a_failed_trial_call_reopens_the_breaker_for_a_full_cooldown(omcm_dispatch, clock):
     calls, broken = [], [True]
-    dispatch = omcm_dispatch(names={"flaky": counting_plugin(calls, broken)}, env={"OMCM__CORE__BREAKER_COOLDOWN_S": "300"})
+    dispatch = omcm_dispatch(
+        names={"flaky": counting_plugin(calls, broken)}, env={"OMCM__CORE__BREAKER_COOLDOWN_S": "300"}
+    )
     for _ in range(5):
         dispatch(pre_tool_payload("Bash"))
     assert len(calls) == 3  # opened after the third failure

@@ -33,7 +33,10 @@ def sleeps(seconds, value="slept"):
         ([], []),
         ([returns(1), returns(None), returns("x")], [("ok", 1), ("ok", None), ("ok", "x")]),
         ([raises(ValueError("bad")), returns(2)], [("raised", ValueError), ("ok", 2)]),
-        ([raises(SystemExit(3)), raises(KeyboardInterrupt()), returns(4)], [("raised", SystemExit), ("raised", KeyboardInterrupt), ("ok", 4)]),
+        (
+            [raises(SystemExit(3)), raises(KeyboardInterrupt()), returns(4)],
+            [("raised", SystemExit), ("raised", KeyboardInterrupt), ("ok", 4)],
+        ),
         ([returns(1), sleeps(5), returns(3)], [("ok", 1), ("timeout", str), ("ok", 3)]),
         ([sleeps(5), sleeps(5), returns(3)], [("timeout", str), ("timeout", str), ("ok", 3)]),
         ([returns(1), sleeps(5)], [("ok", 1), ("timeout", str)]),
@@ -42,7 +45,7 @@ def sleeps(seconds, value="slept"):
 def test_outcomes_in_order(calls, expected):
     outcomes = run_in_order(calls, budget_s=0.3)
     got = []
-    for (status, value, elapsed_ms), (want_status, want) in zip(outcomes, expected):
+    for (status, value, elapsed_ms), (_, want) in zip(outcomes, expected, strict=True):
         assert elapsed_ms >= 0
         if status == "raised" or want is str:
             got.append((status, type(value) if status == "raised" else str))

@@ -9,12 +9,19 @@ from omcm_core.testing import pre_tool_payload, run_hook
 
 
 def omcm(*args, env):
-    return subprocess.run([sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env={**os.environ, **env}
+    )
 
 
 def test_doctor_reports_problems_and_breakers(tmp_path, bash_guard_site):
     home = tmp_path / "home"
-    env = {"OMCM_HOME": str(home), "PYTHONPATH": str(bash_guard_site), "OMCM_LOAD_PLUGINS": "bash-guard", "HOME": str(tmp_path)}
+    env = {
+        "OMCM_HOME": str(home),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_LOAD_PLUGINS": "bash-guard",
+        "HOME": str(tmp_path),
+    }
     home.mkdir(mode=0o755)
     (home / "config.toml").write_text("[bash-guard]\nask_only = 'sometimes'\n")
     proc = omcm("doctor", "--json", env=env)
@@ -30,7 +37,12 @@ def test_doctor_reports_problems_and_breakers(tmp_path, bash_guard_site):
 
 def test_doctor_is_clean_after_install(tmp_path, bash_guard_site):
     home = tmp_path / "home"
-    env = {"OMCM_HOME": str(home), "PYTHONPATH": str(bash_guard_site), "OMCM_LOAD_PLUGINS": "bash-guard", "HOME": str(tmp_path)}
+    env = {
+        "OMCM_HOME": str(home),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_LOAD_PLUGINS": "bash-guard",
+        "HOME": str(tmp_path),
+    }
     assert omcm("install", env=env).returncode == 0
     proc = omcm("doctor", env=env)
     assert proc.returncode == 0, proc.stdout
@@ -41,7 +53,11 @@ def test_doctor_is_clean_after_install(tmp_path, bash_guard_site):
 def test_trace_names_each_plugin_and_its_answer(tmp_path, bash_guard_site):
     env = {"OMCM_HOME": str(tmp_path), "PYTHONPATH": str(bash_guard_site), "OMCM_TRACE_PLUGINS": "1"}
     proc = run_hook(pre_tool_payload("Bash", {"command": "rm -rf ~"}), env=env)
-    traces = [json.loads(line.split(" ", 1)[1]) for line in proc.stderr.decode().splitlines() if line.startswith("omcm-trace ")]
+    traces = [
+        json.loads(line.split(" ", 1)[1])
+        for line in proc.stderr.decode().splitlines()
+        if line.startswith("omcm-trace ")
+    ]
     (guard,) = [t for t in traces if t["plugin"] == "bash-guard"]
     assert guard["result"]["permission"] == "deny" and guard["ms"] >= 0
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -51,7 +67,9 @@ def test_logs_never_hold_secrets(tmp_path):
     from omcm_core import log
 
     log.configure(tmp_path)
-    log.get_logger(plugin="x").error("oops", detail="token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB and AKIAABCDEFGHIJKLMNOP")
+    log.get_logger(plugin="x").error(
+        "oops", detail="token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB and AKIAABCDEFGHIJKLMNOP"
+    )
     text = (tmp_path / "logs" / "omcm.jsonl").read_text()
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB" not in text and "AKIAABCDEFGHIJKLMNOP" not in text
     assert "oops" in text

@@ -20,7 +20,20 @@ CODE = Path(omcm_core.__file__).resolve().parent  # the installed package, as th
 CLIENT_DIR = CODE / "_runtime"  # fast_hook.py imports client.py from here
 # What the client's path must not import: the dispatcher's stack, and the
 # standard modules it avoids because each costs 0.4-1.4 ms at every start.
-HEAVY_ROOTS = {"pluggy", "attrs", "cattrs", "structlog", "sqlite3", "omcm_core", "site", "os", "socket", "zlib", "hashlib", "json"}
+HEAVY_ROOTS = {
+    "pluggy",
+    "attrs",
+    "cattrs",
+    "structlog",
+    "sqlite3",
+    "omcm_core",
+    "site",
+    "os",
+    "socket",
+    "zlib",
+    "hashlib",
+    "json",
+}
 
 
 @pytest.fixture
@@ -66,7 +79,9 @@ def test_daemon_and_in_process_answers_are_identical(daemon_env, shared_fixtures
         warm = run_hook(payload, env=daemon_env)
         cold = run_hook(payload, env=in_process_env)
         assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout)
-    assert json.loads(run_hook(payloads[1], env=daemon_env).stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (
+        json.loads(run_hook(payloads[1], env=daemon_env).stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    )
     # The warm answers really came from the daemon (a restart, if omcm's files change meanwhile, costs one).
     by_daemon, total = _dispatches_by_daemons(daemon_env["OMCM_HOME"])
     assert total > len(COMMANDS) and by_daemon >= total - 3
@@ -100,7 +115,9 @@ def test_console_command_reaches_the_client_without_importing_anything_else():
     # `omcm hook` (the console script, what the plugin launcher runs) imports
     # omcm_core._cli.cli before the client: it must not bring `typing` or worse along.
     code = "import sys; sys.path.insert(0, sys.argv[1]); before = set(sys.modules); import omcm_core._cli.cli; print(sorted(set(sys.modules) - before))"
-    proc = subprocess.run([sys.executable, "-S", "-c", code, str(CODE.parent)], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(CODE.parent)], capture_output=True, text=True, check=True
+    )
     assert ast.literal_eval(proc.stdout) == ["__future__", "omcm_core", "omcm_core._cli", "omcm_core._cli.cli"]
 
 
@@ -114,7 +131,9 @@ def test_registered_command_is_answered_by_the_daemon(daemon_env, tmp_path):
     first = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=tmp_path, timeout=60)
     _wait_running(daemon_env)
     warm = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=tmp_path, timeout=60)
-    cold = subprocess.run(argv, input=payload, capture_output=True, env={**env, "OMCM_DAEMON": "0"}, cwd=tmp_path, timeout=60)
+    cold = subprocess.run(
+        argv, input=payload, capture_output=True, env={**env, "OMCM_DAEMON": "0"}, cwd=tmp_path, timeout=60
+    )
     assert first.returncode == warm.returncode == cold.returncode == 0
     assert first.stdout == warm.stdout == cold.stdout
     assert json.loads(warm.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

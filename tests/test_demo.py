@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGINS = ["omcm-tool-counter", "omcm-pre-tool-guide", "omcm-post-tool-observer", "omcm-memory-rotation",
-           "omcm-persistent-mode"]
+PLUGINS = [
+    "omcm-tool-counter",
+    "omcm-pre-tool-guide",
+    "omcm-post-tool-observer",
+    "omcm-memory-rotation",
+    "omcm-persistent-mode",
+]
 
 
 def _missing() -> list[str]:
@@ -53,7 +58,11 @@ def run_demo(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMCM")}
     env["TMPDIR"] = str(tmp)  # every temporary folder of the demo lands here, so we can see what it left
     return subprocess.run(
-        [sys.executable, str(ROOT / "demo" / "run_demo.py"), *args], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, str(ROOT / "demo" / "run_demo.py"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 
@@ -100,7 +109,7 @@ def test_demo_tells_what_each_plugin_did(demo):
 
 def test_demo_ends_with_a_summary_table(demo):
     out = demo[0].stdout
-    table = out[out.index("plugin             | what it did"):]
+    table = out[out.index("plugin             | what it did") :]
     for row in (
         "bash-guard         | denied a dangerous command",
         "tool-counter       | suggested a better way to use the tools",
@@ -129,7 +138,7 @@ def test_demo_fixtures_say_what_was_said(tmp_path):
     tmp.mkdir()
     proc = run_demo(tmp, "--fixtures", str(folder))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    said = proc.stdout[proc.stdout.index("=== What the plugins said across 2 real Claude Code transcript(s) ==="):]
+    said = proc.stdout[proc.stdout.index("=== What the plugins said across 2 real Claude Code transcript(s) ===") :]
     assert "74 hook calls replayed" in said
     # the distinct messages themselves, with how often each was said
     assert "tool-counter (2 answer(s), 1 distinct):" in said

@@ -59,7 +59,14 @@ def test_failing_plugins_change_nothing_for_the_others(omcm_dispatch):
     good = omcm_dispatch(names={"ctx": Context(), "deny": Denier()})
     env = {"OMCM__CORE__PLUGIN_BUDGET_MS": "300"}
     noisy = omcm_dispatch(
-        names={"ctx": Context(), "deny": Denier(), "raise": Raiser(), "hang": Hanger(), "garbage": Garbage(), "exit": Exiter()},
+        names={
+            "ctx": Context(),
+            "deny": Denier(),
+            "raise": Raiser(),
+            "hang": Hanger(),
+            "garbage": Garbage(),
+            "exit": Exiter(),
+        },
         env=env,
     )
     payload = pre_tool_payload("Bash")

@@ -46,9 +46,18 @@ def test_python_dash_m_and_console_script_agree(tmp_path):
     payload = json.dumps(pre_tool_payload("Bash", {"command": "ls"})).encode()
     # A real plugin that answers this very call (tool-counter at a threshold of one Bash call),
     # each route with a fresh home so neither sees the other's count.
-    env = {"OMCM_LOAD_PLUGINS": "tool-counter", "OMCM__TOOL_COUNTER__BASH_THRESHOLD": "1", "OMCM_DAEMON": "0", "LANG": "en_US.UTF-8"}
+    env = {
+        "OMCM_LOAD_PLUGINS": "tool-counter",
+        "OMCM__TOOL_COUNTER__BASH_THRESHOLD": "1",
+        "OMCM_DAEMON": "0",
+        "LANG": "en_US.UTF-8",
+    }
     a = run_hook(payload, env={**env, "OMCM_HOME": str(tmp_path / "a")})
-    b = subprocess.run([str(script), "hook"], input=payload, capture_output=True,
-                       env={**__import__("os").environ, **env, "OMCM_HOME": str(tmp_path / "b")})
+    b = subprocess.run(
+        [str(script), "hook"],
+        input=payload,
+        capture_output=True,
+        env={**__import__("os").environ, **env, "OMCM_HOME": str(tmp_path / "b")},
+    )
     assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
     assert a.returncode == 0 and "Bash" in json.loads(a.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import omcm_core
-
 from omcm_core._cli.install import InstallError, install, installed_commands, uninstall
 
 EVENTS = ["PreToolUse", "PostToolUse", "SessionEnd"]
@@ -63,7 +62,11 @@ def test_uninstall_after_user_edits_removes_only_ours(tmp_path):
     result = uninstall(tmp_path / "home", settings)
     assert len(result["removed"]) == 3
     after = json.loads(settings.read_text())
-    assert after == {**json.loads(THEIRS), "theme": "dark", "hooks": {**json.loads(THEIRS)["hooks"], "Stop": data["hooks"]["Stop"]}}
+    assert after == {
+        **json.loads(THEIRS),
+        "theme": "dark",
+        "hooks": {**json.loads(THEIRS)["hooks"], "Stop": data["hooks"]["Stop"]},
+    }
     assert installed_commands(settings) == []
 
 
@@ -88,8 +91,12 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
     env = {**os.environ, "OMCM_HOME": str(tmp_path / "home"), "PYTHONPATH": str(bash_guard_site)}
 
     def omcm(*args, **extra):
-        return subprocess.run([sys.executable, "-m", "omcm_core", *args, "--settings", str(settings)],
-                              capture_output=True, env={**env, **extra}, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "omcm_core", *args, "--settings", str(settings)],
+            capture_output=True,
+            env={**env, **extra},
+            text=True,
+        )
 
     proc = omcm("install", OMCM_LOAD_PLUGINS="")
     assert proc.returncode == 1 and "nothing to register" in proc.stderr and not settings.exists()
@@ -104,9 +111,22 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
     assert {e for e, _ in installed_commands(settings)} == {"PreToolUse"}
     # The fast form: this interpreter, without site, running the thin client, all quoted.
     assert command.startswith(f"{sys.executable} -S ") and command.endswith("fast_hook.py PreToolUse")
-    payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": str(tmp_path),
-                          "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
-    ran = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
-                         env={**env, "OMCM_LOAD_PLUGINS": "bash-guard", "OMCM_DAEMON": "0"})
+    payload = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": "s",
+            "cwd": str(tmp_path),
+            "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf /"},
+        }
+    )
+    ran = subprocess.run(
+        command,
+        shell=True,
+        input=payload,
+        capture_output=True,
+        text=True,
+        env={**env, "OMCM_LOAD_PLUGINS": "bash-guard", "OMCM_DAEMON": "0"},
+    )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert omcm("uninstall").returncode == 0 and not settings.exists()

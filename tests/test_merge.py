@@ -38,7 +38,11 @@ CASES = [
     (
         "ask beats allow, both ask reasons joined in order",
         "PreToolUse",
-        [("a", R(permission="ask", reason="r1")), ("b", R(permission="allow")), ("c", R(permission="ask", reason="r2"))],
+        [
+            ("a", R(permission="ask", reason="r1")),
+            ("b", R(permission="allow")),
+            ("c", R(permission="ask", reason="r2")),
+        ],
         {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -57,7 +61,13 @@ CASES = [
         "first updated_input wins",
         "PreToolUse",
         [("a", R(permission="allow", updated_input={"x": 1})), ("b", R(updated_input={"x": 2}))],
-        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"x": 1}}},
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "updatedInput": {"x": 1},
+            }
+        },
     ),
     (
         "updated_input dropped on deny",
@@ -105,7 +115,12 @@ CASES = [
         [("a", R(additional_context="memory"))],
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "memory"}},
     ),
-    ("session end renders nothing", "SessionEnd", [("a", R(additional_context="x", system_message="y", halt=True))], None),
+    (
+        "session end renders nothing",
+        "SessionEnd",
+        [("a", R(additional_context="x", system_message="y", halt=True))],
+        None,
+    ),
     (
         "stop block needs a reason",
         "Stop",
@@ -116,7 +131,11 @@ CASES = [
     (
         "stop: a non-blocking reason rides along after the block reasons",
         "Stop",
-        [("a-notes", R(reason="remember X")), ("b", R(block=True, reason="keep going")), ("c", R(block=True, reason="tests fail"))],
+        [
+            ("a-notes", R(reason="remember X")),
+            ("b", R(block=True, reason="keep going")),
+            ("c", R(block=True, reason="tests fail")),
+        ],
         {"decision": "block", "reason": "keep going\ntests fail\n\nremember X"},
     ),
     (
@@ -142,7 +161,12 @@ CASES = [
     (
         "user prompt block",
         "UserPromptSubmit",
-        [("a", R(block=True, reason="secret in prompt"), )],
+        [
+            (
+                "a",
+                R(block=True, reason="secret in prompt"),
+            )
+        ],
         {"decision": "block", "reason": "secret in prompt"},
     ),
 ]
@@ -161,7 +185,10 @@ def test_text_is_capped_at_claude_codes_limit():
 
 
 def test_merge_does_not_depend_on_anything_but_its_arguments():
-    first = [("b", R(permission="ask", additional_context="from b")), ("a", R(updated_input={"command": "ls"}, additional_context="from a"))]
+    first = [
+        ("b", R(permission="ask", additional_context="from b")),
+        ("a", R(updated_input={"command": "ls"}, additional_context="from a")),
+    ]
     second = [("c", R(permission="deny", reason="no"))]
     given = list(first)
     expected_first = {
@@ -172,7 +199,13 @@ def test_merge_does_not_depend_on_anything_but_its_arguments():
             "additionalContext": "from b\n\nfrom a",  # the order given, not plugin-name order
         }
     }
-    expected_second = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+    expected_second = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no",
+        }
+    }
     out = merge("PreToolUse", given)
     assert out == expected_first
     assert given == first  # the caller's list is left as it was

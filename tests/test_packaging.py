@@ -27,7 +27,9 @@ def test_hooks_json_registers_every_event_the_repo_plugins_use():
     hooks = json.loads((ROOT / "hooks.json").read_text())["hooks"]
     used = set()
     for pyproject in (ROOT / "plugins").glob("*/pyproject.toml"):
-        package = re.search(r'=\s*"(omcm_[a-z_]+)"', pyproject.read_text().split("[project.entry-points.omcm]")[1]).group(1)
+        package = re.search(
+            r'=\s*"(omcm_[a-z_]+)"', pyproject.read_text().split("[project.entry-points.omcm]")[1]
+        ).group(1)
         source = "\n".join(p.read_text() for p in pyproject.parent.rglob("*.py") if "tests" not in p.parts)
         for spec in EVENTS.values():
             if re.search(rf"def {spec.hook}\(", source):

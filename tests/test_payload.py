@@ -85,7 +85,13 @@ def test_windows_paths_survive(shared_fixtures):
 
 def test_post_tool_use_succeeded_and_response_kept():
     event = parse_event(
-        {"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "LS", "tool_input": {}, "tool_response": "a\nb"}
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": "s",
+            "tool_name": "LS",
+            "tool_input": {},
+            "tool_response": "a\nb",
+        }
     )
     assert event.succeeded is True and event.tool_response == "a\nb"
 
@@ -133,8 +139,17 @@ def test_records_are_frozen():
 
 def test_stop_failure_record():
     event = parse_event(
-        {"hook_event_name": "StopFailure", "session_id": "s", "error": "rate_limit",
-         "error_details": {"status": 429}, "last_assistant_message": "partial"}
+        {
+            "hook_event_name": "StopFailure",
+            "session_id": "s",
+            "error": "rate_limit",
+            "error_details": {"status": 429},
+            "last_assistant_message": "partial",
+        }
     )
-    assert (event.error, event.error_details, event.last_assistant_message) == ("rate_limit", {"status": 429}, "partial")
+    assert (event.error, event.error_details, event.last_assistant_message) == (
+        "rate_limit",
+        {"status": 429},
+        "partial",
+    )
     assert EVENTS["StopFailure"].hook == "stop_failure" and event.extra == {}

@@ -36,7 +36,11 @@ CASES = [
     ("gitlab-token", "PRIVATE-TOKEN: {s}", lambda: "gl" + "pat-" + rand(20)),
     ("slack-bot", "bot {s}", lambda: "xo" + "xb-" + rand(12, string.digits) + "-" + rand(24)),
     ("slack-app", "app {s}", lambda: "xa" + "pp-1-A" + rand(10, string.digits) + "-" + rand(20)),
-    ("slack-webhook", "post {s} now", lambda: "https://hooks.slack.com/services/T" + rand(10) + "/B" + rand(10) + "/" + rand(24)),
+    (
+        "slack-webhook",
+        "post {s} now",
+        lambda: "https://hooks.slack.com/services/T" + rand(10) + "/B" + rand(10) + "/" + rand(24),
+    ),
     ("stripe-key", "key {s}", lambda: "sk" + "_live_" + rand(24)),
     ("anthropic-key", "key {s}", lambda: "sk-" + "ant-api03-" + rand(60)),
     ("openai-key", "key {s}", lambda: "sk-" + "proj-" + rand(48)),
@@ -87,7 +91,14 @@ def test_a_private_key_without_its_end_is_masked_to_the_end():
 
 @pytest.mark.parametrize(
     "harmless",
-    ["mkdir -p build", "ssh -p 2222 host", "psql --password -h db", "mysql -p dbname", "pip install tokenizers", "max_tokens: 5"],
+    [
+        "mkdir -p build",
+        "ssh -p 2222 host",
+        "psql --password -h db",
+        "mysql -p dbname",
+        "pip install tokenizers",
+        "max_tokens: 5",
+    ],
 )
 def test_ordinary_commands_are_left_alone(harmless):
     assert mask(harmless) == harmless
@@ -111,8 +122,19 @@ def test_structured_input_is_masked_by_key_name():
     assert value["password"] == "hunter2hunter2"  # the input is not changed
 
 
-@pytest.mark.parametrize("name,secret", [("password", True), ("client_secret", True), ("accessKey", True), ("GITHUB_TOKEN", True),
-                                         ("keyboard", False), ("max_tokens", False), ("author", False), ("passenger", False)])
+@pytest.mark.parametrize(
+    "name,secret",
+    [
+        ("password", True),
+        ("client_secret", True),
+        ("accessKey", True),
+        ("GITHUB_TOKEN", True),
+        ("keyboard", False),
+        ("max_tokens", False),
+        ("author", False),
+        ("passenger", False),
+    ],
+)
 def test_secret_key_names(name, secret):
     assert secret_key(name) is secret
 
@@ -139,7 +161,9 @@ def test_log_lines_are_masked_by_key_name_and_by_shape(tmp_path):
 
     log.configure(tmp_path, level="info")
     try:
-        log.get_logger(plugin="t").info("login", password="plainvalue1", note="key AK" + "IA" + "ABCDEFGHIJKLMNOP", count=3)
+        log.get_logger(plugin="t").info(
+            "login", password="plainvalue1", note="key AK" + "IA" + "ABCDEFGHIJKLMNOP", count=3
+        )
         text = (tmp_path / "logs" / "omcm.jsonl").read_text()
     finally:
         log.configure(None)

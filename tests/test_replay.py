@@ -47,15 +47,27 @@ def test_each_result_follows_its_call_and_parses_as_an_event(shared_fixtures):
 
 
 def test_bash_failure_text_is_the_tool_result(shared_fixtures):
-    path = shared_fixtures / "transcripts" / "6c2214d7-b87e-4432-8e41-22ba294ea584" / "subagents" / "agent-afc096d.jsonl"
+    path = (
+        shared_fixtures / "transcripts" / "6c2214d7-b87e-4432-8e41-22ba294ea584" / "subagents" / "agent-afc096d.jsonl"
+    )
     errors = [p["error"] for p in replay_transcript(path) if p["hook_event_name"] == "PostToolUseFailure"]
     assert any(e.startswith("Exit code 127") and "tree" in e for e in errors)
 
 
 def test_damaged_lines_are_skipped(tmp_path):
     path = tmp_path / "t.jsonl"
-    use = {"type": "assistant", "sessionId": "s", "cwd": "/p", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/p/a"}}]}}
-    result = {"type": "user", "sessionId": "s", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}, "toolUseResult": {"type": "text"}}
+    use = {
+        "type": "assistant",
+        "sessionId": "s",
+        "cwd": "/p",
+        "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/p/a"}}]},
+    }
+    result = {
+        "type": "user",
+        "sessionId": "s",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+        "toolUseResult": {"type": "text"},
+    }
     path.write_text("{broken\n" + json.dumps(use) + "\n[1]\n" + json.dumps(result) + "\n")
     names = [p["hook_event_name"] for p in replay_transcript(path)]
     assert names == ["PreToolUse", "PostToolUse"]

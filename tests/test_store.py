@@ -42,10 +42,9 @@ def test_store_is_wal_and_owner_only(tmp_path):
 def test_failed_transaction_rolls_back(tmp_path):
     store = Store(tmp_path)
     store.migrate("p", ["CREATE TABLE x (a UNIQUE)"])
-    with pytest.raises(sqlite3.IntegrityError):
-        with store.transaction() as conn:
-            conn.execute("INSERT INTO x VALUES (1)")
-            conn.execute("INSERT INTO x VALUES (1)")
+    with pytest.raises(sqlite3.IntegrityError), store.transaction() as conn:
+        conn.execute("INSERT INTO x VALUES (1)")
+        conn.execute("INSERT INTO x VALUES (1)")
     assert store.query("SELECT count(*) FROM x") == [(0,)]
 
 

@@ -4,7 +4,9 @@ import json
 import os
 import subprocess
 import sys
+
 from omcm_core.testing import pre_tool_payload, run_hook
+
 
 def _env(site, tmp_path, **extra):
     path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
@@ -13,7 +15,9 @@ def _env(site, tmp_path, **extra):
 
 def test_omcm_plugins_lists_it(bash_guard_site, tmp_path):
     env = {**os.environ, **_env(bash_guard_site, tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "omcm_core", "plugins", "--json"], capture_output=True, env=env, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "plugins", "--json"], capture_output=True, env=env, check=True
+    )
     rows = {row["name"]: row for row in json.loads(proc.stdout)}
     assert rows["bash-guard"]["distribution"] == "omcm-bash-guard"
     assert rows["bash-guard"]["version"] == "0.1.0"
@@ -36,6 +40,8 @@ def test_allowlist_and_blocklist(bash_guard_site, tmp_path):
         proc = run_hook(payload, env=_env(bash_guard_site, tmp_path, **extra))
         assert (proc.returncode, proc.stdout) == (0, b"")
     env = {**os.environ, **_env(bash_guard_site, tmp_path, OMCM_DISABLE_PLUGINS="omcm-bash-guard")}
-    proc = subprocess.run([sys.executable, "-m", "omcm_core", "plugins", "--json"], capture_output=True, env=env, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "plugins", "--json"], capture_output=True, env=env, check=True
+    )
     row = next(r for r in json.loads(proc.stdout) if r["name"] == "bash-guard")
     assert row["enabled"] is False and row["why"] == "in OMCM_DISABLE_PLUGINS"

@@ -13,16 +13,29 @@ OLD = "2026-01-02T03:04:05.678Z"  # far older than the grace period
 
 
 def use(tool_id, name="Edit", **tool_input):
-    return {"type": "assistant", "sessionId": "s1", "cwd": "/p", "timestamp": OLD,
-            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]}}
+    return {
+        "type": "assistant",
+        "sessionId": "s1",
+        "cwd": "/p",
+        "timestamp": OLD,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+        },
+    }
 
 
 def result(tool_id, content, is_error=False, timestamp=OLD):
     block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
     if is_error:
         block["is_error"] = True
-    return {"type": "user", "sessionId": "s1", "cwd": "/p", "timestamp": timestamp,
-            "message": {"role": "user", "content": [block]}}
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "cwd": "/p",
+        "timestamp": timestamp,
+        "message": {"role": "user", "content": [block]},
+    }
 
 
 def lines(*entries):
@@ -42,12 +55,24 @@ def read(store, path, consumer="guide", settled=False, now=None):
 
 def test_a_failed_call_is_paired_with_its_input_and_masked(store, tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_bytes(lines(
-        use("t1", file_path="/p/a.py", old_string="x", new_string="AKIAIOSFODNN7EXAMPLE"),
-        result("t1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", True),
-    ))
+    path.write_bytes(
+        lines(
+            use("t1", file_path="/p/a.py", old_string="x", new_string="AKIAIOSFODNN7EXAMPLE"),
+            result(
+                "t1",
+                "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
+                True,
+            ),
+        )
+    )
     (call,) = read(store, path)
-    assert (call.tool_use_id, call.tool_name, call.is_error, call.session_id, call.cwd) == ("t1", "Edit", True, "s1", "/p")
+    assert (call.tool_use_id, call.tool_name, call.is_error, call.session_id, call.cwd) == (
+        "t1",
+        "Edit",
+        True,
+        "s1",
+        "/p",
+    )
     assert call.tool_input["file_path"] == "/p/a.py" and "AKIA" not in json.dumps(call.tool_input)
     assert "File has not been read yet" in call.result
     event = call.as_event()
@@ -55,11 +80,17 @@ def test_a_failed_call_is_paired_with_its_input_and_masked(store, tmp_path):
     assert not event.succeeded and event.error == call.result and event.tool_use_id == "t1"
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("plain text", "plain text"),
-    ([{"type": "text", "text": "one"}, {"type": "image", "source": {}}, {"type": "text", "text": "two"}], "one\ntwo"),
-    (None, ""),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("plain text", "plain text"),
+        (
+            [{"type": "text", "text": "one"}, {"type": "image", "source": {}}, {"type": "text", "text": "two"}],
+            "one\ntwo",
+        ),
+        (None, ""),
+    ],
+)
 def test_result_content_shapes(store, tmp_path, content, expected):
     path = tmp_path / "t.jsonl"
     path.write_bytes(lines(use("t1", name="Bash", command="ls"), result("t1", content)))
@@ -69,10 +100,16 @@ def test_result_content_shapes(store, tmp_path, content, expected):
 
 def test_a_result_without_its_use_and_other_entries_are_ignored(store, tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_bytes(lines(
-        {"type": "summary", "summary": "x"}, {"type": "progress", "data": {}}, result("nobody", "x", True),
-        {"type": "user", "message": {"content": "a prompt"}}, [1, 2], "text",
-    ))
+    path.write_bytes(
+        lines(
+            {"type": "summary", "summary": "x"},
+            {"type": "progress", "data": {}},
+            result("nobody", "x", True),
+            {"type": "user", "message": {"content": "a prompt"}},
+            [1, 2],
+            "text",
+        )
+    )
     assert read(store, path) == []
 
 
@@ -82,7 +119,7 @@ def test_only_appended_bytes_are_read_and_a_partial_line_waits(store, tmp_path):
     second = lines(result("t1", "boom", True))
     path.write_bytes(first + second[:20])  # Claude Code is halfway through writing the result
     assert read(store, path) == []
-    (offset,), = store.query("SELECT offset FROM transcript_files")
+    ((offset,),) = store.query("SELECT offset FROM transcript_files")
     assert offset == len(first)
     with open(path, "ab") as fh:
         fh.write(second[20:])
@@ -135,7 +172,12 @@ def test_a_huge_line_is_skipped_without_holding_it(store, tmp_path, monkeypatch)
 
 def test_binary_garbage_is_skipped(store, tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_bytes(b"\x00\xff\xfe garbage\n{not json}\n" + lines(use("t1")) + b"\x89PNG\r\n\x1a\n" + lines(result("t1", "bad", True)))
+    path.write_bytes(
+        b"\x00\xff\xfe garbage\n{not json}\n"
+        + lines(use("t1"))
+        + b"\x89PNG\r\n\x1a\n"
+        + lines(result("t1", "bad", True))
+    )
     assert [c.tool_use_id for c in read(store, path)] == ["t1"]
 
 
@@ -147,7 +189,9 @@ def test_a_2_gb_sparse_transcript_costs_one_bounded_read(store, tmp_path, monkey
         fh.write(b"\n" + lines(use("t1"), result("t1", "bad", True)))
     reads = []
     real_pread = os.pread
-    monkeypatch.setattr(transcript_tail.os, "pread", lambda fd, n, off: reads.append((n, off)) or real_pread(fd, n, off))
+    monkeypatch.setattr(
+        transcript_tail.os, "pread", lambda fd, n, off: reads.append((n, off)) or real_pread(fd, n, off)
+    )
     calls = []
     for _ in range(10):
         calls += read(store, path)
@@ -183,18 +227,25 @@ def test_subagent_transcripts_are_read_when_settled(store, tmp_path):
     paths = transcript_tail.transcripts_of(event, settled=True)
     calls = transcript_tail.unreported_calls(store, "guide", paths, settled=True)
     assert sorted(c.tool_use_id for c in calls) == ["a1", "m1"]
-    agent = StopEvent(hook_event_name="SubagentStop", session_id="s1", transcript_path=str(main),
-                      agent_transcript_path=str(sub / "agent-a1.jsonl"))
+    agent = StopEvent(
+        hook_event_name="SubagentStop",
+        session_id="s1",
+        transcript_path=str(main),
+        agent_transcript_path=str(sub / "agent-a1.jsonl"),
+    )
     assert str(sub / "agent-a1.jsonl") in transcript_tail.transcripts_of(agent, settled=False)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2026-02-10T21:55:11.345Z", 1770760511.0),
-    ("1970-01-01T00:00:00Z", 0.0),
-    ("2024-02-29T12:00:00Z", 1709208000.0),
-    ("not a time", -1.0),
-    (12, -1.0),
-    ("2026-13-10T21:55:11Z", -1.0),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-02-10T21:55:11.345Z", 1770760511.0),
+        ("1970-01-01T00:00:00Z", 0.0),
+        ("2024-02-29T12:00:00Z", 1709208000.0),
+        ("not a time", -1.0),
+        (12, -1.0),
+        ("2026-13-10T21:55:11Z", -1.0),
+    ],
+)
 def test_timestamps(text, expected):
     assert transcript_tail._timestamp(text, -1.0) == expected

@@ -76,7 +76,9 @@ def report(
     plugins = []
     for info in manager.infos.values():
         status = "enabled" if info.enabled else f"disabled: {info.why}"
-        plugins.append({"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why, "status": status})
+        plugins.append(
+            {"name": info.name, "version": info.version, "enabled": info.enabled, "why": info.why, "status": status}
+        )
         if not info.enabled and info.why.startswith(("import failed", "invalid")):
             problems.append(f"plugin {info.name} {info.version}: {info.why}")
     out["plugins"] = plugins

@@ -17,17 +17,18 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from omcm_core.events import EVENTS, events_for_hooks  # noqa: F401  (cli imports events_for_hooks from here)
 from omcm_core.files import atomic_write_bytes, atomic_write_json
 from omcm_core.paths import ensure_private_dir
 
+
 class InstallError(Exception):
     pass
 
 
-def client_version(timeout_s: float = 10) -> Optional[str]:
+def client_version(timeout_s: float = 10) -> str | None:
     """The version of the ``claude`` on PATH (``2.1.330 (Claude Code)`` -> ``2.1.330``), or None."""
     import re
     import shutil
@@ -49,7 +50,7 @@ def _timeout(event: str) -> float:
     return spec.timeout_s if spec is not None else 10
 
 
-def settings_path(scope: str, project: Optional[Path]) -> Path:
+def settings_path(scope: str, project: Path | None) -> Path:
     if scope == "user":
         return Path.home() / ".claude" / "settings.json"
     if project is None:
@@ -88,7 +89,7 @@ def _compile(source: str) -> None:
         pass
 
 
-def hook_command(event: str, base: Optional[list[str]] = None) -> str:
+def hook_command(event: str, base: list[str] | None = None) -> str:
     """The command string for settings.json; ``base`` replaces the fast form (``base hook EVENT``)."""
     parts = base + ["hook", event] if base else fast_hook_argv(event)
     if os.name == "nt":  # pragma: no cover
@@ -109,7 +110,7 @@ def _detect_indent(text: str) -> int:
     return 2
 
 
-def _load(path: Path) -> tuple[Optional[bytes], dict]:
+def _load(path: Path) -> tuple[bytes | None, dict]:
     if not path.exists():
         return None, {}
     raw = path.read_bytes()
@@ -128,7 +129,7 @@ def _dump(data: dict, indent: int) -> bytes:
     return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def install(home: Path, settings: Path, events: list[str], base: Optional[list[str]] = None) -> dict[str, Any]:
+def install(home: Path, settings: Path, events: list[str], base: list[str] | None = None) -> dict[str, Any]:
     """Add one omcm hook entry per event; idempotent. Returns what was added."""
     original, data = _load(settings)
     manifest_file = _manifest_path(home, settings)
@@ -203,7 +204,9 @@ def uninstall(home: Path, settings: Path) -> dict[str, Any]:
             kept_groups = []
             for group in groups:
                 if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    kept = [h for h in group["hooks"] if not (isinstance(h, dict) and (event, h.get("command")) in ours)]
+                    kept = [
+                        h for h in group["hooks"] if not (isinstance(h, dict) and (event, h.get("command")) in ours)
+                    ]
                     removed += [{"event": event, "command": h["command"]} for h in group["hooks"] if h not in kept]
                     if not kept:
                         continue

@@ -11,8 +11,8 @@ version or its source files, see ``Manager.code_id``): the fix deserves a call.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
 
 from attrs import frozen
 
@@ -40,8 +40,8 @@ class BreakerState:
     """One plugin's row: consecutive failures, when the breaker opened, which code failed."""
 
     failures: int
-    opened_at: Optional[float]
-    code: Optional[str]
+    opened_at: float | None
+    code: str | None
 
 
 class Breaker:
@@ -56,7 +56,7 @@ class Breaker:
         self.store = store
         self.threshold = max(1, threshold)
         self.cooldown_s = cooldown_s
-        self._rows: Optional[dict[str, BreakerState]] = None
+        self._rows: dict[str, BreakerState] | None = None
 
     def _load(self) -> dict[str, BreakerState]:
         if self._rows is None:
@@ -65,29 +65,29 @@ class Breaker:
             self._rows = {plugin: BreakerState(failures, opened_at, code) for plugin, failures, opened_at, code in rows}
         return self._rows
 
-    def state(self, plugin: str) -> Optional[BreakerState]:
+    def state(self, plugin: str) -> BreakerState | None:
         """The plugin's row, or None when it has not failed since its last success."""
         return self._load().get(plugin)
 
-    def is_open(self, plugin: str, now: Optional[float] = None) -> bool:
+    def is_open(self, plugin: str, now: float | None = None) -> bool:
         state = self._load().get(plugin)
         if state is None or state.failures < self.threshold or state.opened_at is None:
             return False
         return ((now or time.time()) - state.opened_at) < self.cooldown_s
 
-    def record(
-        self, failures: Iterable, succeeded: Iterable[str], store: Optional[Store] = None
-    ) -> None:
+    def record(self, failures: Iterable, succeeded: Iterable[str], store: Store | None = None) -> None:
         """Count each failure (a ``manager.Failure``) and close the breakers of plugins that succeeded."""
         target = store or self.store
         for failure in failures:
-            self.record_failure(failure.plugin, f"{failure.kind}: {failure.detail}", failure.version, failure.code, target)
+            self.record_failure(
+                failure.plugin, f"{failure.kind}: {failure.detail}", failure.version, failure.code, target
+            )
         for plugin in succeeded:
             if plugin in self._load():  # the common case writes nothing
                 self.reset(plugin, target)
 
     def record_failure(
-        self, plugin: str, error: str, version: str = "", code: str = "", store: Optional[Store] = None
+        self, plugin: str, error: str, version: str = "", code: str = "", store: Store | None = None
     ) -> int:
         now = time.time()
         with (store or self.store).transaction() as conn:
@@ -104,7 +104,7 @@ class Breaker:
         self._load()[plugin] = BreakerState(failures, opened_at, code)
         return failures
 
-    def reset(self, plugin: str, store: Optional[Store] = None) -> bool:
+    def reset(self, plugin: str, store: Store | None = None) -> bool:
         """Close ``plugin``'s breaker and forget its failures; False if there was nothing to close."""
         self._load()
         with (store or self.store).transaction() as conn:
@@ -121,13 +121,13 @@ class Breaker:
         now = time.time()
         out = []
         for row in cur.fetchall():
-            item = dict(zip(names, row))
+            item = dict(zip(names, row, strict=True))
             item["open"] = self.is_open(item["plugin"], now)
             out.append(item)
         return out
 
 
-def _breaker(home: Path, project: Optional[Path], env: Mapping[str, str], store: Store) -> Breaker:
+def _breaker(home: Path, project: Path | None, env: Mapping[str, str], store: Store) -> Breaker:
     from omcm_core.config import Config, CoreConfig
 
     core = Config.load(home, project, env).section("core", CoreConfig)
@@ -145,7 +145,7 @@ def reset_breaker(home: Path, plugin: str) -> bool:
         store.close()
 
 
-def open_breakers(home: Path, project: Optional[Path], env: Mapping[str, str]) -> set[str]:
+def open_breakers(home: Path, project: Path | None, env: Mapping[str, str]) -> set[str]:
     """The plugins an open breaker keeps out right now (``omcm plugins`` shows them as "breaker open")."""
     if not (home / DB_NAME).exists():
         return set()

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 #: (status, value, elapsed ms); status is "ok" (value: what it returned),
 #: "raised" (value: the exception) or "timeout" (value: a message).
@@ -30,7 +31,7 @@ def run_in_order(
     ``on_timeout(index)`` runs in the caller's thread after call ``index``
     overran and before the calls after it start.
     """
-    outcomes: list[Optional[Outcome]] = [None] * len(calls)
+    outcomes: list[Outcome | None] = [None] * len(calls)
     first = 0
     while first < len(calls):
         first = _run_from(calls, first, budget_s, outcomes, on_timeout)
@@ -40,7 +41,7 @@ def run_in_order(
 def _run_from(calls, first: int, budget_s: float, outcomes: list, on_timeout) -> int:
     """Start a worker at call ``first``; return where the next worker must start."""
     cond = threading.Condition(threading.Lock())
-    state = {"index": first, "started": time.perf_counter(), "done": False, "abandoned": False}
+    state: dict[str, Any] = {"index": first, "started": time.perf_counter(), "done": False, "abandoned": False}
 
     def work() -> None:
         for index in range(first, len(calls)):

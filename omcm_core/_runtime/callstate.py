@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from omcm_core._runtime import wire
 

@@ -28,12 +28,12 @@ import sys
 try:
     import posix as _os  # built in; `os` itself costs more than the rest of this client
 except ImportError:  # Windows: no posix module and no AF_UNIX, so always in process
-    import os as _os
+    import os as _os  # type: ignore[no-redef]
 
 if __package__:  # imported as omcm_core._runtime.client
     from omcm_core._runtime import wire
 else:  # fast_hook.py: a top-level module beside wire.py
-    import wire
+    import wire  # type: ignore[no-redef]
 
 _POSIX = _os.__name__ == "posix"
 #: How long a call waits for the dispatcher's verdict before answering in process
@@ -89,7 +89,11 @@ def installation() -> bytes:
         import os
 
         here, bindir = os.path.realpath(here), os.path.realpath(bindir)
-    return b"%s\0%d\0%s" % (bindir.encode("utf-8", "surrogateescape"), sys.hexversion >> 16, here.encode("utf-8", "surrogateescape"))
+    return b"%s\0%d\0%s" % (
+        bindir.encode("utf-8", "surrogateescape"),
+        sys.hexversion >> 16,
+        here.encode("utf-8", "surrogateescape"),
+    )
 
 
 def socket_path_bytes(environ, install: bytes) -> bytes:
@@ -132,7 +136,10 @@ def socket_problem(path: bytes, uid: int = -1):
         return "the socket folder %s is not a folder (a symlink?)" % folder.decode("utf-8", "replace")
     if st.st_uid != uid or st.st_mode & 0o777 != 0o700:
         return "the socket folder %s is owned by uid %d with mode %o, not by us with 700" % (
-            folder.decode("utf-8", "replace"), st.st_uid, st.st_mode & 0o777)
+            folder.decode("utf-8", "replace"),
+            st.st_uid,
+            st.st_mode & 0o777,
+        )
     try:
         st = _os.lstat(path)
     except OSError:

@@ -37,9 +37,10 @@ def _fingerprint() -> tuple:
     roots = _code_roots()
     for name, module in list(sys.modules.items()):
         root = name.split(".")[0]
-        if (root.startswith("omcm") or root in roots) and getattr(module, "__file__", None):
+        path = getattr(module, "__file__", None)
+        if (root.startswith("omcm") or root in roots) and path:
             with contextlib.suppress(OSError):
-                stamps.append((module.__file__, os.stat(module.__file__).st_mtime_ns))
+                stamps.append((path, os.stat(path).st_mtime_ns))
     return tuple(sorted(stamps))
 
 

@@ -26,7 +26,6 @@ import struct
 import threading
 import time
 from pathlib import Path
-from typing import Optional
 
 from omcm_core._runtime import callstate, dispatch, wire
 from omcm_core._runtime.client import socket_path, socket_problem
@@ -70,7 +69,7 @@ class Daemon:
                 break
             try:
                 conn, _ = server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break
@@ -132,7 +131,7 @@ class Daemon:
         if reply is not None:
             conn.sendall(reply)
 
-    def _run(self, conn: socket.socket, request: wire.Request) -> Optional[bytes]:
+    def _run(self, conn: socket.socket, request: wire.Request) -> bytes | None:
         """Run one call if still wanted; the reply to send, or None if the caller had gone."""
         if self.stopping.is_set() or time.monotonic() > request.accept_by:
             conn.sendall(wire.encode_refusal("stopping" if self.stopping.is_set() else "late"))
@@ -183,7 +182,7 @@ def _run_lock(path: str, env: dict):
         yield
 
 
-def _bind(path: str) -> Optional[socket.socket]:
+def _bind(path: str) -> socket.socket | None:
     """A listening socket at ``path``; None (logged) if the folder is unsafe or the path is taken."""
     problem = socket_problem(os.fsencode(path))
     if problem and not problem.endswith("is not a socket"):
@@ -208,7 +207,7 @@ def _bind(path: str) -> Optional[socket.socket]:
     return server
 
 
-def run(env: Optional[dict] = None) -> int:
+def run(env: dict | None = None) -> int:
     """Serve until idle or outdated. Returns at once if another daemon holds the lock."""
     env = dict(os.environ if env is None else env)
     path = socket_path(env)
@@ -221,7 +220,9 @@ def run(env: Optional[dict] = None) -> int:
             from omcm_core._runtime import breaker, merge, payload  # noqa: F401
 
             payload.converter()
-            daemon = Daemon(path, float(env.get("OMCM_DAEMON_IDLE_S", "300")), float(env.get("OMCM_DAEMON_QUEUE_MS", "250")))
+            daemon = Daemon(
+                path, float(env.get("OMCM_DAEMON_IDLE_S", "300")), float(env.get("OMCM_DAEMON_QUEUE_MS", "250"))
+            )
             daemon.code.start(warm_start_ns)
             server = _bind(path)
             if server is None:
@@ -239,7 +240,7 @@ def run(env: Optional[dict] = None) -> int:
     return 0
 
 
-def status(env: Optional[dict] = None) -> Optional[str]:
+def status(env: dict | None = None) -> str | None:
     """The socket path if a daemon answers there, else None."""
     path = socket_path(dict(os.environ if env is None else env))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -252,7 +253,7 @@ def status(env: Optional[dict] = None) -> Optional[str]:
         sock.close()
 
 
-def stop(env: Optional[dict] = None, timeout: float = 5.0) -> bool:
+def stop(env: dict | None = None, timeout: float = 5.0) -> bool:
     """Ask the daemon to exit and wait until it has; False if none was running."""
     from omcm_core._runtime.client import call_daemon
 

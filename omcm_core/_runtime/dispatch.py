@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 from attrs import frozen
 
@@ -61,10 +62,10 @@ def manager_for(env: Mapping[str, str]):
 
 def handle(
     raw: bytes,
-    argv_event: Optional[str] = None,
-    env: Optional[Mapping[str, str]] = None,
+    argv_event: str | None = None,
+    env: Mapping[str, str] | None = None,
     manager_factory: Callable[[Mapping[str, str]], Any] = manager_for,
-    keeper: Optional[StoreKeeper] = None,
+    keeper: StoreKeeper | None = None,
 ) -> Reply:
     """Dispatch one payload to every enabled plugin and merge their answers.
 
@@ -87,7 +88,7 @@ def handle(
         return EMPTY
 
 
-def read_event(raw: bytes, argv_event: Optional[str]) -> Any:
+def read_event(raw: bytes, argv_event: str | None) -> Any:
     """Payload bytes -> event record; None (logged) when the payload is bad or omcm has no hook for it."""
     from omcm_core._runtime.payload import PayloadError, decode, parse_event
 
@@ -113,7 +114,7 @@ class _Call:
     the keeper get a fresh one.
     """
 
-    def __init__(self, event: Any, env: dict, home: Path, keeper: Optional[StoreKeeper]) -> None:
+    def __init__(self, event: Any, env: dict, home: Path, keeper: StoreKeeper | None) -> None:
         from omcm_core.config import Config, CoreConfig
         from omcm_core.events import EVENTS
         from omcm_core.store import Store
@@ -148,7 +149,7 @@ class _Call:
             self.store.close()
 
 
-def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[StoreKeeper], started: float) -> Reply:
+def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
     from omcm_core._runtime.breaker import Breaker
     from omcm_core._runtime.merge import merge
     from omcm_core.events import EVENTS
@@ -162,7 +163,9 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[St
         breaker = Breaker(call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s)
         kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
         chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
-        report = manager.call(call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun)
+        report = manager.call(
+            call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
+        )
         _record(breaker, report, call.store)
     finally:
         call.finish()
@@ -183,7 +186,9 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: Optional[St
     stdout = json.dumps(response).encode("ascii") if response is not None else b""
     # A plugin holding the GIL may finish before the timeout can fire: count its time too.
     budget_ms = call.budget_s * 1000
-    overran = any(f.kind == "timeout" for f in report.failures) or any(ms > budget_ms for ms in report.timings_ms.values())
+    overran = any(f.kind == "timeout" for f in report.failures) or any(
+        ms > budget_ms for ms in report.timings_ms.values()
+    )
     return Reply(stdout=stdout, stderr=trace, overran=overran)
 
 
@@ -232,7 +237,9 @@ def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> l
     why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
     for name, count in kept_out.items():
         if name in guards:
-            why[name] = f"it is switched off by its circuit breaker after {count} failures; run `omcm plugins reset {name}` once fixed"
+            why[name] = (
+                f"it is switched off by its circuit breaker after {count} failures; run `omcm plugins reset {name}` once fixed"
+            )
     for name, problem in manager.broken().items():
         if name in guards:
             why[name] = f"it did not load ({problem})"

@@ -51,5 +51,3 @@ class StoreKeeper:
             stores, self._idle = list(self._idle.values()), {}
         for store in stores:
             store.close()
-
-

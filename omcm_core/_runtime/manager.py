@@ -13,7 +13,8 @@ answer.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pluggy
 from attrs import define, field
@@ -61,7 +62,7 @@ class Failure:
     code: str = ""
 
 
-def _split(value: Optional[str]) -> Optional[set[str]]:
+def _split(value: str | None) -> set[str] | None:
     if value is None:
         return None
     return {part.strip() for part in value.split(",") if part.strip()}
@@ -83,7 +84,7 @@ class Manager:
 
     # -- discovery ----------------------------------------------------------------
     @classmethod
-    def from_environment(cls, env: Optional[Mapping[str, str]] = None, load_entrypoints: bool = True) -> "Manager":
+    def from_environment(cls, env: Mapping[str, str] | None = None, load_entrypoints: bool = True) -> Manager:
         """Load installed plugins, honouring OMCM_LOAD_PLUGINS and OMCM_DISABLE_PLUGINS.
 
         ``OMCM_LOAD_PLUGINS``: comma-separated allowlist of plugin (entry-point)
@@ -93,10 +94,12 @@ class Manager:
         env = os.environ if env is None else env
         manager = cls()
         if load_entrypoints:
-            manager.load_entrypoints(_split(env.get("OMCM_LOAD_PLUGINS")), _split(env.get("OMCM_DISABLE_PLUGINS")) or set())
+            manager.load_entrypoints(
+                _split(env.get("OMCM_LOAD_PLUGINS")), _split(env.get("OMCM_DISABLE_PLUGINS")) or set()
+            )
         return manager
 
-    def load_entrypoints(self, allow: Optional[set[str]], block: set[str]) -> None:
+    def load_entrypoints(self, allow: set[str] | None, block: set[str]) -> None:
         for ep in sorted(_entry_points(), key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else ""
@@ -165,7 +168,9 @@ class Manager:
     def broken(self) -> dict[str, str]:
         """Plugins that are installed and selected but could not be loaded -> why."""
         return {
-            i.name: i.why for i in self.infos.values() if not i.enabled and i.why.startswith(("import failed", "invalid"))
+            i.name: i.why
+            for i in self.infos.values()
+            if not i.enabled and i.why.startswith(("import failed", "invalid"))
         }
 
     def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
@@ -173,7 +178,9 @@ class Manager:
         caller = getattr(self.pm.hook, hook, None)
         if caller is None:
             return []
-        impls = sorted(caller.get_hookimpls(), key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, i.plugin_name))
+        impls = sorted(
+            caller.get_hookimpls(), key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, i.plugin_name)
+        )
         return [(i.plugin_name, i.function, tuple(i.argnames)) for i in impls]
 
     def version_of(self, plugin: str) -> str:
@@ -212,7 +219,7 @@ class Manager:
         chosen: Sequence[tuple[str, Callable[..., Any], tuple]],
         arguments: Mapping[str, Any],
         budget_s: float,
-        ctx_for: Optional[Callable[[str], Any]] = None,
+        ctx_for: Callable[[str], Any] | None = None,
         on_timeout: Callable[[str], None] = lambda name: None,
     ) -> CallReport:
         """Call each of ``chosen`` (from :meth:`implementations`) for ``hook`` in isolation.
@@ -240,7 +247,7 @@ class Manager:
             budget_s,
             on_timeout=lambda index: on_timeout(chosen[index][0]),
         )
-        for (name, _function, _argnames), (status, value, elapsed_ms) in zip(chosen, outcomes):
+        for (name, _function, _argnames), (status, value, elapsed_ms) in zip(chosen, outcomes, strict=True):
             report.timings_ms[name] = elapsed_ms
             self._file(report, hook, name, _checked(status, value), elapsed_ms)
         return report
@@ -256,10 +263,20 @@ class Manager:
             return
         version = self.version_of(name)
         detail = value if isinstance(value, str) else f"{type(value).__name__}: {value}"
-        report.failures.append(Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name)))
+        report.failures.append(
+            Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name))
+        )
         from omcm_core.redact import mask_head  # the detail quotes tool input; mask before the cut
 
-        _log.error("plugin_failed", plugin=name, version=version, hook=hook, kind=status, ms=elapsed_ms, error=mask_head(detail, 2000))
+        _log.error(
+            "plugin_failed",
+            plugin=name,
+            version=version,
+            hook=hook,
+            kind=status,
+            ms=elapsed_ms,
+            error=mask_head(detail, 2000),
+        )
 
 
 def _checked(status: str, value: Any) -> tuple:

@@ -21,7 +21,8 @@ that table renders nothing. ``None`` means there is nothing to say (print nothin
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from omcm_core.events import TEXT_CAP, spec_for
 from omcm_core.records import Result
@@ -31,7 +32,7 @@ TRUNCATED = "\n[omcm: truncated]"
 _RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
 
 
-def _join(parts: Sequence[str]) -> Optional[str]:
+def _join(parts: Sequence[str]) -> str | None:
     text = "\n\n".join(p for p in parts if p)
     if not text:
         return None
@@ -40,7 +41,7 @@ def _join(parts: Sequence[str]) -> Optional[str]:
     return text
 
 
-def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[dict[str, Any]]:
+def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> dict[str, Any] | None:
     """Combine ``(plugin_name, Result)`` pairs into Claude Code's response.
 
     :param event_name: the Claude Code event (``hook_event_name``).
@@ -63,7 +64,7 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> Optional[di
 
     if spec.permission:
         decided = [r for _, r in answers if r.permission]
-        decision = max((r.permission for r in decided), key=_RANK.__getitem__, default=None)
+        decision = max((r.permission or "" for r in decided), key=_RANK.__getitem__, default=None)
         if decision:
             specific["permissionDecision"] = decision
             reason = "\n".join(r.reason for r in decided if r.permission == decision and r.reason)
@@ -112,7 +113,7 @@ def dropped_fields(event_name: str, result: Result) -> list[str]:
     return [name for name, shown in renders.items() if getattr(result, name) not in (None, False, "") and not shown]
 
 
-def result_problem(result: Result) -> Optional[str]:
+def result_problem(result: Result) -> str | None:
     """Why ``result`` cannot go into Claude Code's JSON answer, or None.
 
     attrs validates the text fields; these are the ones it does not, and one bad

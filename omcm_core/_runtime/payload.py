@@ -9,14 +9,16 @@ that is a number, a ``tool_input`` that is a list): those raise
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import attrs
 import cattrs
 
 from omcm_core import records
 from omcm_core.events import spec_for
+
 
 class PayloadError(ValueError):
     """The payload cannot become an event record; the message names the field."""
@@ -57,7 +59,7 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
-_converter: Optional[cattrs.Converter] = None
+_converter: cattrs.Converter | None = None
 
 
 def converter() -> cattrs.Converter:
@@ -67,7 +69,7 @@ def converter() -> cattrs.Converter:
     return _converter
 
 
-def parse_event(payload: Mapping[str, Any], event_name: Optional[str] = None) -> Optional[records.Event]:
+def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> records.Event | None:
     """Build the event record for ``payload``.
 
     Returns ``None`` for an event omcm has no hook for. Raises
@@ -112,7 +114,7 @@ def decode(raw: bytes) -> Any:
         raise ValueError(f"payload is not JSON ({exc})") from None
 
 
-def resolve_project_dir(env: Mapping[str, str], cwd: Optional[str]) -> Optional[Path]:
+def resolve_project_dir(env: Mapping[str, str], cwd: str | None) -> Path | None:
     """CLAUDE_PROJECT_DIR, else cwd, only if it is an existing absolute directory here.
 
     A Windows path replayed on Linux (``C:\\Users\\...``) is relative here and

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
 
 from omcm_core import log
 from omcm_core.paths import omcm_home
@@ -22,7 +22,9 @@ _log = log.get_logger(component="client")
 LOCK_FD_VAR = "OMCM_DAEMON_LOCK_FD"
 
 
-def after_fallback(environ: Mapping[str, str], env: Mapping[str, str], why: Optional[str], start: bool, lost: Optional[str]) -> None:
+def after_fallback(
+    environ: Mapping[str, str], env: Mapping[str, str], why: str | None, start: bool, lost: str | None
+) -> None:
     log.configure(omcm_home(env), env.get("OMCM_LOG_LEVEL"))
     if lost:
         _log.error("daemon_answer_lost", detail=lost)
@@ -54,7 +56,9 @@ def repair(path: str) -> bool:
     except OSError as exc:
         _log.error("daemon_socket_path_blocked", socket=path, error=str(exc))
         return False
-    _log.error("daemon_socket_path_blocked", socket=path, error="not a socket and not an empty folder of ours; remove it")
+    _log.error(
+        "daemon_socket_path_blocked", socket=path, error="not a socket and not an empty folder of ours; remove it"
+    )
     return False
 
 

@@ -60,9 +60,20 @@ def call_env(environ: dict) -> dict:
     return {k: v for k, v in environ.items() if k in names or k.startswith(prefixes)}
 
 
-def encode_request(verb: bytes, event: bytes, env: dict, raw: bytes, cwd: bytes = b"/", umask: int = 0o022, accept_by: float = 0.0) -> bytes:
+def encode_request(
+    verb: bytes, event: bytes, env: dict, raw: bytes, cwd: bytes = b"/", umask: int = 0o022, accept_by: float = 0.0
+) -> bytes:
     env_block = b"\0".join(k + b"=" + v for k, v in env.items() if b"\0" not in k + v and b"=" not in k)
-    head = b"%s %s %.6f %d %d %d %d %d\n" % (PROTOCOL, verb, accept_by, umask, len(event), len(cwd), len(env_block), len(raw))
+    head = b"%s %s %.6f %d %d %d %d %d\n" % (
+        PROTOCOL,
+        verb,
+        accept_by,
+        umask,
+        len(event),
+        len(cwd),
+        len(env_block),
+        len(raw),
+    )
     return head + event + cwd + env_block + raw
 
 
@@ -117,7 +128,7 @@ def receive(sock, data: bytearray, deadline: float, line_only: bool = False) -> 
     return True
 
 
-def first_line(data: bytes) -> bytes:
+def first_line(data: bytes | bytearray) -> bytes:
     """The dispatcher's verdict line, raising :class:`NotRun` unless it is ``accepted``."""
     line = bytes(data[: data.find(b"\n") + 1])
     if line == ACCEPTED:
@@ -127,7 +138,7 @@ def first_line(data: bytes) -> bytes:
     raise NotRun("no verdict from the dispatcher" if not line else "unreadable verdict")
 
 
-def decode_done(data: bytes) -> tuple:
+def decode_done(data: bytes | bytearray) -> tuple:
     """(exit code, stdout, stderr) from what follows ``accepted``; :class:`Lost` if it is cut."""
     head, sep, body = bytes(data).partition(b"\n")
     fields = head[len(_DONE) :].split(b" ") if head.startswith(_DONE) else []

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Callable, Iterable, Optional, Union
+from collections.abc import Callable, Iterable
+from typing import Any, Union
 
 import attrs
 
@@ -32,7 +33,7 @@ class Reply:
     """
 
     blocks: list
-    input_tokens: Optional[int] = None
+    input_tokens: int | None = None
 
 
 #: A context size above the client's automatic compaction threshold (967,000
@@ -51,22 +52,22 @@ def compact_after(blocks: list) -> Reply:
 
 #: A scripted turn: the blocks the model answers with, a :class:`Reply`, or a
 #: function of the request (its JSON body) returning either, to answer from what it sees.
-Turn = Union[list, Reply, Callable[[dict], Union[list, Reply]]]
+Turn = Union[list, Reply, Callable[[dict], list | Reply]]  # noqa: UP007  (evaluated at import time)
 
 
 def text(value: str) -> Block:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, input: dict, id: Optional[str] = None) -> Block:
+def tool_use(name: str, input: dict, id: str | None = None) -> Block:
     return {"type": "tool_use", "id": id or f"toolu_e2e{next_id():05d}", "name": name, "input": input}
 
 
-def bash(command: str, id: Optional[str] = None) -> Block:
+def bash(command: str, id: str | None = None) -> Block:
     return tool_use("Bash", {"command": command, "description": "run a command"}, id)
 
 
-def read(path: str, id: Optional[str] = None) -> Block:
+def read(path: str, id: str | None = None) -> Block:
     return tool_use("Read", {"file_path": str(path)}, id)
 
 
@@ -119,7 +120,7 @@ class Request:
                 continue
             for piece in _texts(_blocks(message.get("content"))):
                 if piece.startswith(STOP_FEEDBACK):
-                    found.append(piece[len(STOP_FEEDBACK):])
+                    found.append(piece[len(STOP_FEEDBACK) :])
         return found
 
     def tool_results(self) -> dict:
@@ -135,7 +136,9 @@ class Request:
 #: How the client introduces a blocked Stop's reason in the next request.
 STOP_FEEDBACK = "Stop hook feedback:\n"
 
-_HOOK_CONTEXT = re.compile(r"(?P<label>[A-Za-z]+(?::\S+)?) hook additional context: (?P<body>.*?)(?=\S+ hook additional context: |\Z)", re.S)
+_HOOK_CONTEXT = re.compile(
+    r"(?P<label>[A-Za-z]+(?::\S+)?) hook additional context: (?P<body>.*?)(?=\S+ hook additional context: |\Z)", re.S
+)
 
 
 def _blocks(content) -> list:
@@ -184,5 +187,3 @@ def is_compaction(body: Any) -> bool:
 
 #: The words of Claude Code's summary request (manual /compact and automatic compaction).
 COMPACTION_MARK = "create a detailed summary of the conversation"
-
-

@@ -30,8 +30,14 @@ def _runs(binary: Path, version: str) -> bool:
     if not binary.exists():
         return False
     try:
-        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+        out = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and out.stdout.startswith(version)
@@ -52,7 +58,16 @@ def _npm_install(npm: str, root: Path, prefix: Path, binary: Path, version: str)
         if _runs(binary, version):
             return
         shutil.rmtree(prefix, ignore_errors=True)
-        cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", f"{PACKAGE}@{version}"]
+        cmd = [
+            npm,
+            "install",
+            "--prefix",
+            str(prefix),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            f"{PACKAGE}@{version}",
+        ]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:

@@ -35,8 +35,19 @@ def misbehaving_site(tmp_path_factory) -> Path:
     """The reliability suite's rel-hang and rel-raise plugins pip-installed into a private folder (for PYTHONPATH)."""
     sources = Path(__file__).resolve().parents[1] / "reliability" / "plugins"
     work = tmp_path_factory.mktemp("misbehaving")
-    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
-           "--disable-pip-version-check", "-q", "--target", str(work / "site")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-build-isolation",
+        "--no-deps",
+        "--no-index",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(work / "site"),
+    ]
     for name in ("rel-hang", "rel-raise"):
         copy = work / name
         copy.mkdir()

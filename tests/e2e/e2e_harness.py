@@ -18,13 +18,12 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 import attrs
-
-from hook_timing import HookTiming, hook_timings
 from fake_anthropic import FakeAnthropic, Request, Turn
+from hook_timing import HookTiming, hook_timings
 
 #: Seconds one ``claude -p`` may take before it is killed.
 SESSION_TIMEOUT = 120
@@ -46,7 +45,7 @@ embeddings = false
 class Session:
     """One finished ``claude -p`` run: what it printed and what it asked the model."""
 
-    returncode: Optional[int]
+    returncode: int | None
     timed_out: bool
     events: list
     stdout: str
@@ -56,7 +55,7 @@ class Session:
     api_errors: list
     turns_served: int
     debug_log: Path
-    session_id: Optional[str]
+    session_id: str | None
 
     @property
     def main_requests(self) -> list[Request]:
@@ -64,11 +63,11 @@ class Session:
         return [r for r in self.requests if r.main_loop]
 
     @property
-    def result(self) -> Optional[dict]:
+    def result(self) -> dict | None:
         """The stream's final ``result`` event."""
         return next((e for e in reversed(self.events) if e.get("type") == "result"), None)
 
-    def hook_events(self, hook: Optional[str] = None, subtype: Optional[str] = None) -> list[dict]:
+    def hook_events(self, hook: str | None = None, subtype: str | None = None) -> list[dict]:
         """The stream's hook events (subtypes ``hook_started``, ``hook_response``), in order.
 
         ``hook`` keeps one event (``PreToolUse``) or one label (``PreToolUse:Bash``,
@@ -101,15 +100,23 @@ class Session:
     def explain(self) -> str:
         """A summary for assertion messages."""
         tail = self.debug_log.read_text(errors="replace")[-3000:] if self.debug_log.exists() else ""
-        return (f"returncode={self.returncode} timed_out={self.timed_out} main_requests={len(self.main_requests)} "
-                f"unknown={self.unknown_paths} api_errors={self.api_errors}\nstderr: {self.stderr[-1500:]}\ndebug tail:\n{tail}")
+        return (
+            f"returncode={self.returncode} timed_out={self.timed_out} main_requests={len(self.main_requests)} "
+            f"unknown={self.unknown_paths} api_errors={self.api_errors}\nstderr: {self.stderr[-1500:]}\ndebug tail:\n{tail}"
+        )
 
 
 class Harness:
     """A private HOME, OMCM_HOME and project, and the client binary to run in them."""
 
-    def __init__(self, root: Path, claude: Path, extra_env: Optional[dict] = None, install_hooks: bool = True,
-                 config: str = DEFAULT_CONFIG):
+    def __init__(
+        self,
+        root: Path,
+        claude: Path,
+        extra_env: dict | None = None,
+        install_hooks: bool = True,
+        config: str = DEFAULT_CONFIG,
+    ):
         self.root = Path(root)
         self.claude = Path(claude)
         self.home = self.root / "home"
@@ -167,12 +174,28 @@ class Harness:
     def omcm(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """``omcm ARGS`` with this harness's HOME and OMCM_HOME (the installation the tests run)."""
         cmd = [sys.executable, "-m", "omcm_core", *args]
-        return subprocess.run(cmd, capture_output=True, text=True, env=self.env(), cwd=self.project,
-                              check=check, timeout=120, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            cwd=self.project,
+            check=check,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
 
-    def session(self, script: Iterable[Turn] = (), prompt: str = "Go on.", *, project: Optional[Path] = None,
-                args: Sequence[str] = (), resume: Optional[str] = None, timeout: float = SESSION_TIMEOUT,
-                final_text: str = "Done.") -> Session:
+    def session(
+        self,
+        script: Iterable[Turn] = (),
+        prompt: str = "Go on.",
+        *,
+        project: Path | None = None,
+        args: Sequence[str] = (),
+        resume: str | None = None,
+        timeout: float = SESSION_TIMEOUT,
+        final_text: str = "Done.",
+    ) -> Session:
         """Run ``claude -p PROMPT`` to the end with the fake API answering ``script``.
 
         ``resume`` continues an earlier session (its ``session_id``); with the
@@ -183,11 +206,30 @@ class Harness:
             args = ["--resume", resume, *args]
         self._runs += 1
         debug_log = self.root / f"debug-{self._runs}.txt"
-        cmd = [str(self.claude), "-p", prompt, "--output-format", "stream-json", "--verbose",
-               "--include-hook-events", "--debug-file", str(debug_log), "--dangerously-skip-permissions", *args]
+        cmd = [
+            str(self.claude),
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+            "--debug-file",
+            str(debug_log),
+            "--dangerously-skip-permissions",
+            *args,
+        ]
         with FakeAnthropic(script, final_text=final_text) as api:
-            proc = subprocess.Popen(cmd, cwd=project, env=self.env(api.base_url), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=project,
+                env=self.env(api.base_url),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
             timed_out = False
             try:
                 stdout, stderr = proc.communicate(timeout=timeout)
@@ -197,8 +239,19 @@ class Harness:
                 stdout, stderr = proc.communicate()
         events = _json_lines(stdout)
         session_id = next((e.get("session_id") for e in events if e.get("session_id")), None)
-        return Session(proc.returncode, timed_out, events, stdout, stderr, list(api.requests),
-                       list(api.unknown_paths), list(api.errors), api.turns_served, debug_log, session_id)
+        return Session(
+            proc.returncode,
+            timed_out,
+            events,
+            stdout,
+            stderr,
+            list(api.requests),
+            list(api.unknown_paths),
+            list(api.errors),
+            api.turns_served,
+            debug_log,
+            session_id,
+        )
 
     def close(self) -> None:
         """Stop the warm dispatcher the hooks started, if any."""

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from api_messages import (  # noqa: F401  (re-exported: tests build their scripts from here)
     COMPACTION_MARK,
@@ -66,7 +67,7 @@ class FakeAnthropic:
         """How many scripted turns were answered (the rest of the main loop got ``final_text``)."""
         return self._served
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         self._thread.start()
         return self
 
@@ -107,7 +108,7 @@ def _estimate_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
-def _message(blocks: list, body: Any, input_tokens: Optional[int] = None) -> dict:
+def _message(blocks: list, body: Any, input_tokens: int | None = None) -> dict:
     stop = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
     model = body.get("model") if isinstance(body, dict) else None
     return {
@@ -118,8 +119,12 @@ def _message(blocks: list, body: Any, input_tokens: Optional[int] = None) -> dic
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens or _estimate_tokens(body), "output_tokens": 10,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "usage": {
+            "input_tokens": input_tokens or _estimate_tokens(body),
+            "output_tokens": 10,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
 
 
@@ -129,7 +134,10 @@ def sse_events(message: dict) -> Iterable[tuple[str, dict]]:
     yield "message_start", {"type": "message_start", "message": head}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             start = {**block, "input": {}}
@@ -137,8 +145,14 @@ def sse_events(message: dict) -> Iterable[tuple[str, dict]]:
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                            "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -162,9 +176,13 @@ def _handler(api: FakeAnthropic):
             except Exception as exc:  # a broken scripted turn: tell the client, keep the record
                 api.errors.append(repr(exc))
                 status, reply = 500, {"type": "error", "error": {"type": "api_error", "message": repr(exc)}}
-            streaming = status == 200 and isinstance(body, dict) and body.get("stream") and reply.get("type") == "message"
+            streaming = (
+                status == 200 and isinstance(body, dict) and body.get("stream") and reply.get("type") == "message"
+            )
             if streaming:
-                data = "".join(f"event: {name}\ndata: {json.dumps(event)}\n\n" for name, event in sse_events(reply)).encode()
+                data = "".join(
+                    f"event: {name}\ndata: {json.dumps(event)}\n\n" for name, event in sse_events(reply)
+                ).encode()
                 kind = "text/event-stream"
             else:
                 data, kind = json.dumps(reply).encode(), "application/json"

@@ -12,7 +12,6 @@ waits for. SessionEnd hooks are logged without one (``ms`` is None).
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import attrs
 
@@ -30,7 +29,7 @@ class HookTiming:
     name: str
     command: str
     status: int
-    ms: Optional[float]
+    ms: float | None
 
     @property
     def event(self) -> str:
@@ -44,6 +43,13 @@ def hook_timings(debug_text: str) -> list[HookTiming]:
         match = _LINE.match(line)
         if match:
             ms = match["ms"]
-            found.append(HookTiming(match["at"], match["name"], match["command"], int(match["status"]),
-                                    float(ms) if ms is not None else None))
+            found.append(
+                HookTiming(
+                    match["at"],
+                    match["name"],
+                    match["command"],
+                    int(match["status"]),
+                    float(ms) if ms is not None else None,
+                )
+            )
     return found

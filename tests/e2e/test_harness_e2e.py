@@ -12,12 +12,16 @@ from claude_client import ClientUnavailable, install_client
 from e2e_harness import TODO_WRITE_ENV
 from fake_anthropic import COMPACTION_MARK, FakeAnthropic, bash, compact_after, text, tool_use
 
-AGENT_TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}, {"name": "Read", "input_schema": {"type": "object"}}]
+AGENT_TOOLS = [
+    {"name": "Bash", "input_schema": {"type": "object"}},
+    {"name": "Read", "input_schema": {"type": "object"}},
+]
 
 
 def _post(api, path, body):
-    request = urllib.request.Request(api.base_url + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        api.base_url + path, data=json.dumps(body).encode(), method="POST", headers={"content-type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=10) as reply:
         return reply.headers.get("content-type"), reply.read().decode()
 
@@ -35,8 +39,14 @@ def test_fake_api_streams_scripted_turns_and_answers_side_requests_aside():
     call = bash("echo hi", id="toolu_fixed")
     with FakeAnthropic([[text("let me look"), call]], final_text="fine") as api:
         side = json.loads(_post(api, "/v1/messages", {"messages": [{"role": "user", "content": "a title"}]})[1])
-        kind, raw = _post(api, "/v1/messages?beta=true", {"stream": True, "tools": AGENT_TOOLS, "messages": [{"role": "user", "content": "go"}]})
-        after = json.loads(_post(api, "/v1/messages", {"tools": AGENT_TOOLS, "messages": [{"role": "user", "content": "go"}]})[1])
+        kind, raw = _post(
+            api,
+            "/v1/messages?beta=true",
+            {"stream": True, "tools": AGENT_TOOLS, "messages": [{"role": "user", "content": "go"}]},
+        )
+        after = json.loads(
+            _post(api, "/v1/messages", {"tools": AGENT_TOOLS, "messages": [{"role": "user", "content": "go"}]})[1]
+        )
         counted = json.loads(_post(api, "/v1/messages/count_tokens", {"messages": []})[1])
         with pytest.raises(urllib.error.HTTPError) as missing:
             _post(api, "/v1/elsewhere", {})
@@ -45,8 +55,16 @@ def test_fake_api_streams_scripted_turns_and_answers_side_requests_aside():
     assert kind == "text/event-stream"
     events = _sse(raw)
     assert [name for name, _ in events] == [
-        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-        "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert all(name == data["type"] for name, data in events)
     assert events[0][1]["message"]["content"] == [] and events[0][1]["message"]["stop_reason"] is None
     assert events[4][1]["content_block"] == {**call, "input": {}}
@@ -60,9 +78,13 @@ def test_fake_api_streams_scripted_turns_and_answers_side_requests_aside():
 
 
 def test_a_summary_request_is_answered_aside():
-    summary_request = {"tools": AGENT_TOOLS, "messages": [
-        {"role": "user", "content": [{"type": "text", "text": f"Your task is to {COMPACTION_MARK} so far."}]},
-        {"role": "system", "content": "PreToolUse:Bash hook additional context: x"}]}
+    summary_request = {
+        "tools": AGENT_TOOLS,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": f"Your task is to {COMPACTION_MARK} so far."}]},
+            {"role": "system", "content": "PreToolUse:Bash hook additional context: x"},
+        ],
+    }
     with FakeAnthropic([[text("scripted")]]) as api:
         answer = json.loads(_post(api, "/v1/messages", summary_request)[1])
     assert "<summary>" in answer["content"][0]["text"]
@@ -84,7 +106,12 @@ def test_hook_durations_for_omcm_and_a_bare_hook(e2e):
     timed = sorted(t.name for t in timings if t.event != "SessionEnd")
     assert [name for name in streamed if not name.startswith("SessionEnd")] == timed
     assert {t.event for t in timings if "fast_hook.py" in t.command} == {
-        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionEnd"}
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "SessionEnd",
+    }
 
 
 @pytest.mark.e2e
@@ -94,7 +121,9 @@ def test_manual_compact_on_resume(e2e):
     assert compacted.returncode == 0, compacted.explain()
     assert [c["compact_metadata"]["trigger"] for c in compacted.compactions] == ["manual"]
     assert [e["hook_name"] for e in compacted.hook_events("SessionStart", subtype="hook_response")] == [
-        "SessionStart:resume", "SessionStart:compact"]
+        "SessionStart:resume",
+        "SessionStart:compact",
+    ]
     assert compacted.main_requests == [] and len(compacted.requests) == 1  # only the summary request
     later = e2e.session([[text("continuing")]], prompt="go on", resume=first.session_id)
     assert "The user asked for a scripted test session" in later.main_requests[0].all_text()
@@ -137,16 +166,22 @@ def test_a_stop_hook_that_blocks_sends_the_loop_around_again(e2e):
 
 @pytest.mark.e2e
 def test_todowrite_is_offered_only_with_its_environment(e2e_factory):
-    todo = tool_use("TodoWrite", {"todos": [{"content": "step one", "status": "in_progress", "activeForm": "doing step one"}]})
+    todo = tool_use(
+        "TodoWrite", {"todos": [{"content": "step one", "status": "in_progress", "activeForm": "doing step one"}]}
+    )
     plain = e2e_factory(name="plain").session([[todo], [text("ok")]], prompt="plan")
     assert "No such tool available: TodoWrite" in plain.tool_result(todo["id"])[0]
     todo = tool_use("TodoWrite", todo["input"])
     enabled = e2e_factory(name="todo", extra_env=TODO_WRITE_ENV).session([[todo], [text("ok")]], prompt="plan")
     assert enabled.tool_result(todo["id"]) == (
         "Todos have been modified successfully. Ensure that you continue to use the todo list to track your "
-        "progress. Please proceed with the current tasks if applicable", False)
+        "progress. Please proceed with the current tasks if applicable",
+        False,
+    )
     assert [e["hook_name"] for e in enabled.hook_events(subtype="hook_response") if "TodoWrite" in e["hook_name"]] == [
-        "PreToolUse:TodoWrite", "PostToolUse:TodoWrite"]
+        "PreToolUse:TodoWrite",
+        "PostToolUse:TodoWrite",
+    ]
 
 
 def test_install_without_npm_says_why(tmp_path, monkeypatch):
@@ -168,4 +203,6 @@ def test_file_tool_calls_the_client_rejects_fire_no_hook(e2e):
     assert run.tool_result(write["id"])[0].startswith("<tool_use_error>Error calling tool (Write): ENOTDIR")
     assert run.tool_result(edit["id"])[0].startswith("<tool_use_error>String to replace not found in file.")
     assert [e["hook_name"] for e in run.hook_events(subtype="hook_response") if "Tool" in e["hook_name"]] == [
-        "PreToolUse:Bash", "PostToolUseFailure:Bash"]
+        "PreToolUse:Bash",
+        "PostToolUseFailure:Bash",
+    ]

@@ -55,8 +55,9 @@ def test_pre_tool_guide_warns_before_a_failed_bash_command_is_repeated(e2e):
     error, is_error = run.tool_result(failing["id"])
     assert is_error and error.startswith("Exit code 2"), error
     # The failure reached the plugin as PostToolUseFailure, the fix as PostToolUse.
-    assert [e["hook_name"] for e in run.hook_events(subtype="hook_response") if e["hook_event"].startswith("PostToolUse")] == [
-        "PostToolUseFailure:Bash", "PostToolUse:Bash", "PostToolUse:Bash"]
+    assert [
+        e["hook_name"] for e in run.hook_events(subtype="hook_response") if e["hook_event"].startswith("PostToolUse")
+    ] == ["PostToolUseFailure:Bash", "PostToolUse:Bash", "PostToolUse:Bash"]
     warning = "💡 Bash error earlier in this session: Exit code 2"
     before_fix, after_again = run.main_requests[2], run.main_requests[3]
     assert warning not in before_fix.all_text()
@@ -103,8 +104,9 @@ def test_memory_rotation_archives_an_oversized_memory_and_tells_the_model(e2e):
     assert [p.name for p in archives] == ["memory_20261120_235959.md", "memory_20261120_235959_2.md"]
     assert not any("MEMORY_KEEPER_ROTATE" in r.all_text() for r in run.main_requests[:5])
     (told,) = run.main_requests[5].hook_contexts("PostToolUse:Bash")
-    assert told.startswith("[MEMORY_KEEPER_ROTATE] file=memory_20261120_235959.md\n"
-                           "[MEMORY_KEEPER_ROTATE] file=memory_20261120_235959_2.md"), told
+    assert told.startswith(
+        "[MEMORY_KEEPER_ROTATE] file=memory_20261120_235959.md\n[MEMORY_KEEPER_ROTATE] file=memory_20261120_235959_2.md"
+    ), told
     archived = "".join(p.read_text() for p in archives)
     assert [line for line in lines if line not in archived] == []
     kept = (memory / "memory.md").read_text()
@@ -119,7 +121,9 @@ def test_post_tool_observer_records_the_session_omcm_search_finds(e2e):
     assert run.tool_result(call["id"]) == ("observed-zeppelin-42", False)
     found = json.loads(e2e.omcm("search", "zeppelin", "--json").stdout)["results"]
     assert sorted((hit["tool"], hit["session_id"], hit["error"] is None) for hit in found) == [
-        ("Bash", run.session_id, False), ("Bash", run.session_id, True)], found
+        ("Bash", run.session_id, False),
+        ("Bash", run.session_id, True),
+    ], found
     assert "observed-zeppelin-42" in [hit["output"] for hit in found]
     (failure,) = json.loads(e2e.omcm("search", "zeppelin", "--failures", "--json").stdout)["results"]
     assert failure["error"].startswith("Exit code 2") and "zeppelin-hangar" in failure["error"], failure
@@ -139,11 +143,20 @@ def test_third_party_deny_stops_the_command_and_tells_the_model(e2e_factory, bas
     assert (e2e.project / "sentinel-allowed").exists()
     # omcm answers with exit 0 and JSON permissionDecision "deny"; the client words it as a hook error.
     assert run.tool_result(denied["id"]) == (
-        "PreToolUse:Bash hook error: bash-guard: this command pipes a download straight into a shell.", True)
-    assert run.tool_result(asked["id"]) == ("bash-guard: this command force-pushes and may overwrite others' work.", True)
+        "PreToolUse:Bash hook error: bash-guard: this command pipes a download straight into a shell.",
+        True,
+    )
+    assert run.tool_result(asked["id"]) == (
+        "bash-guard: this command force-pushes and may overwrite others' work.",
+        True,
+    )
     assert [d["tool_use_id"] for d in run.result["permission_denials"]] == [denied["id"], asked["id"]]
     assert [e["hook_name"] for e in run.hook_events(subtype="hook_response") if "ToolUse" in e["hook_name"]] == [
-        "PreToolUse:Bash", "PreToolUse:Bash", "PreToolUse:Bash", "PostToolUse:Bash"]
+        "PreToolUse:Bash",
+        "PreToolUse:Bash",
+        "PreToolUse:Bash",
+        "PostToolUse:Bash",
+    ]
 
 
 def _wait_for(predicate, seconds=60.0):
@@ -157,7 +170,9 @@ def _wait_for(predicate, seconds=60.0):
 
 
 def test_memory_rotation_keeps_the_session_as_l1_from_the_real_transcript(e2e):
-    run = e2e.session([[bash("echo l1-tool-call")], [text("the answer is turquoise")]], prompt="which colour, l1-prompt?")
+    run = e2e.session(
+        [[bash("echo l1-tool-call")], [text("the answer is turquoise")]], prompt="which colour, l1-prompt?"
+    )
     assert run.returncode == 0, run.explain()
     sessions = e2e.project / ".claude" / "memory" / "sessions"
     assert _wait_for(lambda: any(sessions.glob(f"*_{run.session_id}.l1.jsonl"))), run.explain()
@@ -198,5 +213,8 @@ def test_a_hanging_and_a_raising_plugin_cost_the_others_nothing(e2e_factory, mis
     assert {e["outcome"] for e in run.hook_events(subtype="hook_response")} == {"success"}
     assert all(not error for _, error in (run.tool_result(call["id"]) for call in reads))
     # ... and the well-behaved plugin still had its say.
-    assert any(c.startswith("5 consecutive Read calls detected.") for c in run.main_requests[5].hook_contexts("PreToolUse:Read"))
+    assert any(
+        c.startswith("5 consecutive Read calls detected.")
+        for c in run.main_requests[5].hook_contexts("PreToolUse:Read")
+    )
     assert "rel-hang answered too late" not in run.main_requests[5].all_text()

@@ -20,8 +20,9 @@ import stat
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PLUGIN_SOURCES = HERE / "plugins"
@@ -47,8 +48,20 @@ def install_plugins(sources: Iterable[Path], target: Path, scratch: Path) -> Non
         copy = scratch / source.name
         shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
         copies.append(str(copy))
-    cmd = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
-           "--disable-pip-version-check", "-q", "--target", str(target), *copies]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-build-isolation",
+        "--no-deps",
+        "--no-index",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(target),
+        *copies,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"installing test plugins failed:\n{proc.stdout}\n{proc.stderr}")
@@ -75,16 +88,16 @@ class PluginSite:
         return env
 
 
-def hook_argv(event: Optional[str] = None) -> list[str]:
+def hook_argv(event: str | None = None) -> list[str]:
     return [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
 
 
 def run_hook(
     raw: bytes,
     env: Mapping[str, str],
-    cwd: Optional[Path] = None,
-    event: Optional[str] = None,
-    preexec_fn: Optional[Callable[[], None]] = None,
+    cwd: Path | None = None,
+    event: str | None = None,
+    preexec_fn: Callable[[], None] | None = None,
     timeout: float = 60,
 ) -> subprocess.CompletedProcess:
     """One ``omcm hook`` process, as Claude Code starts it (stdin payload, capture both pipes)."""
@@ -93,7 +106,7 @@ def run_hook(
     )
 
 
-def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Optional[Path] = None) -> subprocess.Popen:
+def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Path | None = None) -> subprocess.Popen:
     """Start ``omcm hook`` and feed it ``raw`` without waiting for the answer."""
     proc = subprocess.Popen(
         hook_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env), cwd=cwd
@@ -104,7 +117,7 @@ def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Optional[Path] = None) -
     return proc
 
 
-def post_tool(session_id: str, tool_use_id: Optional[str] = None, cwd: str = "/", **extra: Any) -> dict[str, Any]:
+def post_tool(session_id: str, tool_use_id: str | None = None, cwd: str = "/", **extra: Any) -> dict[str, Any]:
     payload = {
         "session_id": session_id,
         "transcript_path": f"/nonexistent/{session_id}.jsonl",
@@ -120,7 +133,7 @@ def post_tool(session_id: str, tool_use_id: Optional[str] = None, cwd: str = "/"
     return payload
 
 
-def parse_stdout(event_name: Optional[str], stdout: bytes) -> Optional[dict]:
+def parse_stdout(event_name: str | None, stdout: bytes) -> dict | None:
     """Fail unless stdout is empty or exactly one JSON object valid for ``event_name``."""
     from omcm_core.testing import assert_valid_response
 
@@ -161,7 +174,12 @@ def snapshot(root: Path, exclude: Sequence[Path] = ()) -> dict[str, tuple]:
             digest = ""
             if stat.S_ISREG(info.st_mode):
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            state[str(path.relative_to(root))] = (stat.S_IFMT(info.st_mode), stat.S_IMODE(info.st_mode), info.st_size, digest)
+            state[str(path.relative_to(root))] = (
+                stat.S_IFMT(info.st_mode),
+                stat.S_IMODE(info.st_mode),
+                info.st_size,
+                digest,
+            )
     return state
 
 

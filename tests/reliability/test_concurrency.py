@@ -15,6 +15,7 @@ from collections import Counter
 
 import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, spawn_hook, sqlite_check, sqlite_rows
+
 from omcm_core._runtime.breaker import MIGRATIONS as BREAKER_MIGRATIONS
 
 pytestmark = pytest.mark.slow
@@ -32,7 +33,9 @@ BUDGET_MS = "20000"
 
 
 def _round(rel_site, home, project, sessions):
-    env = rel_site.env(home, PLUGINS, CLAUDE_PROJECT_DIR=str(project), OMCM__CORE__PLUGIN_BUDGET_MS=BUDGET_MS, OMCM_LOG_LEVEL="debug")
+    env = rel_site.env(
+        home, PLUGINS, CLAUDE_PROJECT_DIR=str(project), OMCM__CORE__PLUGIN_BUDGET_MS=BUDGET_MS, OMCM_LOG_LEVEL="debug"
+    )
     calls = [(session, f"toolu_{uuid.uuid4().hex}") for session in sessions]
     started = time.perf_counter()
     procs = [spawn_hook(json.dumps(post_tool(s, t, cwd=str(project))).encode(), env) for s, t in calls]
@@ -65,7 +68,9 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
     rows = sqlite_rows(db, "SELECT tool_use_id FROM rel_rows")
     assert len(rows) == len(sent_ids) and {r[0] for r in rows} == sent_ids, "an observation row was lost or doubled"
     assert sqlite_rows(db, "SELECT plugin, version FROM omcm_schema ORDER BY plugin") == [
-        ("core", len(BREAKER_MIGRATIONS)), ("rel-counter", 1), ("rel-rows", 2)
+        ("core", len(BREAKER_MIGRATIONS)),
+        ("rel-counter", 1),
+        ("rel-rows", 2),
     ]
     entries = log_entries(home)  # every line parses: concurrent appends never tear a line
     waits = sorted(e["ms"] for e in entries if e["event"] == "plugin_called" and e["plugin"] == "rel-counter")

@@ -32,7 +32,12 @@ def _zeroed_header(data: bytes) -> bytes:
     return b"\0" * 100 + data[100:]
 
 
-DAMAGE = {"garbage-bytes": _garbage, "truncated": _truncated, "torn-data-pages": _torn_page, "zeroed-header": _zeroed_header}
+DAMAGE = {
+    "garbage-bytes": _garbage,
+    "truncated": _truncated,
+    "torn-data-pages": _torn_page,
+    "zeroed-header": _zeroed_header,
+}
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
@@ -50,7 +55,7 @@ def test_corrupt_store_is_moved_aside_and_replaced(rel_site, tmp_path, damage):
     logged_before = len(log_entries(home))
 
     env["REL_WRITES"] = "3"
-    for call in range(1, 3):
+    for _ in range(2):
         proc = run_hook(payload, env)
         assert proc.returncode == 0 and b"Traceback" not in proc.stdout
         answer = parse_stdout("PostToolUse", proc.stdout)

@@ -92,4 +92,6 @@ def test_sigkill_during_store_writes_loses_no_committed_transaction(rel_site, tm
     assert stored >= 50
     errors = [e for e in log_entries(home) if e["level"] in ("error", "critical")]
     assert errors == []
-    print(f"figures: {TRIALS} SIGKILLs ({kills_early} early, {kills_mid_write} mid-write), seed {SEED}, {stored} rows intact")
+    print(
+        f"figures: {TRIALS} SIGKILLs ({kills_early} early, {kills_mid_write} mid-write), seed {SEED}, {stored} rows intact"
+    )

@@ -29,10 +29,22 @@ HOSTILE = [b"", b"not json", b"[1]", b"\xff\xfe", b"\x00" * 8, b'{"hook_event_na
 def rel_daemon(rel_site, tmp_path):
     """A warm dispatcher for a private home; stopped (and checked gone) afterwards."""
     home = tmp_path / "home"
-    env = rel_site.env(home, GOOD, OMCM_DAEMON="1", OMCM_LOG_LEVEL="debug", OMCM__CORE__PLUGIN_BUDGET_MS="700",
-                       REL_HANG_S="5", REL_GARBAGE="object-input", OMCM_DAEMON_IDLE_S="60")
-    proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = rel_site.env(
+        home,
+        GOOD,
+        OMCM_DAEMON="1",
+        OMCM_LOG_LEVEL="debug",
+        OMCM__CORE__PLUGIN_BUDGET_MS="700",
+        REL_HANG_S="5",
+        REL_GARBAGE="object-input",
+        OMCM_DAEMON_IDLE_S="60",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omcm_core", "daemon", "run"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while daemon.status(env) is None:
         assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
@@ -51,7 +63,9 @@ def _served_by(home, pid: int) -> int:
 def test_daemon_answers_like_in_process_and_isolates_bad_plugins(rel_daemon, tmp_path):
     env, proc = rel_daemon
     home = tmp_path / "home"
-    raw = json.dumps({**pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path)), "tool_use_id": "toolu_d"}).encode()
+    raw = json.dumps(
+        {**pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path)), "tool_use_id": "toolu_d"}
+    ).encode()
     in_process = run_hook(raw, {**env, "OMCM_DAEMON": "0"})
     baseline = parse_stdout("PreToolUse", in_process.stdout)
     assert baseline is not None
@@ -75,7 +89,9 @@ def test_daemon_answers_like_in_process_and_isolates_bad_plugins(rel_daemon, tmp
     # processes answered by one process id were answered by the (new) daemon.
     # (The new daemon may still be starting for the first of them: that one runs in process.)
     pids = [
-        parse_stdout("PreToolUse", run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": "rel-pid"}).stdout)["hookSpecificOutput"]["additionalContext"]
+        parse_stdout("PreToolUse", run_hook(raw, {**env, "OMCM_LOAD_PLUGINS": "rel-pid"}).stdout)["hookSpecificOutput"][
+            "additionalContext"
+        ]
         for _ in range(4)
     ]
     assert pids[-1] == pids[-2] and pids[-1].startswith("rel-pid ") and pids[-1] != f"rel-pid {proc.pid}", pids

@@ -104,7 +104,9 @@ def test_full_filesystem_leaves_old_state_and_a_sound_store(rel_site, rel_tiny_f
     home, side = rel_tiny_fs / "home", tmp_path / "side.txt"
     _prepare(rel_site, home, side)
     _fill(rel_tiny_fs, keep_free=16 * 1024)
-    env = rel_site.env(home, PLUGINS, REL_SIDE_FILE=str(side), REL_WRITES="200", REL_STATE_BYTES="200000", REL_STATE_FILL="b")
+    env = rel_site.env(
+        home, PLUGINS, REL_SIDE_FILE=str(side), REL_WRITES="200", REL_STATE_BYTES="200000", REL_STATE_FILL="b"
+    )
     for _ in range(2):  # the second call meets a disk that is still full
         proc = run_hook(json.dumps(post_tool("full-session")).encode(), env)
         _check_answer_and_files(home, proc)

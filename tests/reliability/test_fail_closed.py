@@ -20,7 +20,9 @@ GUARDS = ["rel-answer", "rel-raise"]
 
 
 def _omcm(env, *args):
-    return subprocess.run([sys.executable, "-m", "omcm_core", *args], capture_output=True, env=env, timeout=60, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "omcm_core", *args], capture_output=True, env=env, timeout=60, text=True
+    )
 
 
 def test_an_open_breaker_does_not_open_the_gate(rel_site, tmp_path):

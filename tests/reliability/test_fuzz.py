@@ -28,14 +28,18 @@ RANK = {"allow": 0, "ask": 1, "defer": 2, "deny": 3}
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
 json_values = st.recursive(
-    json_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
 )
 payloads = st.dictionaries(
     st.sampled_from(ALL_FIELDS + ["hook_event_name"]) | st.text(max_size=12),
     json_values,
     max_size=10,
 ).flatmap(
-    lambda d: st.sampled_from(EVENT_NAMES + [None]).map(lambda name: {**d, "hook_event_name": name} if name is not None else d)
+    lambda d: st.sampled_from(EVENT_NAMES + [None]).map(
+        lambda name: {**d, "hook_event_name": name} if name is not None else d
+    )
 )
 
 
@@ -193,15 +197,21 @@ def test_merge_keeps_every_plugins_text_when_it_fits(event_name, answers):
 
 # -- the whole dispatch, in process ---------------------------------------------
 
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(raw=st.binary(max_size=300) | payloads.map(lambda p: json.dumps(p).encode()), argv_event=st.none() | st.sampled_from(EVENT_NAMES[:3]))
+@given(
+    raw=st.binary(max_size=300) | payloads.map(lambda p: json.dumps(p).encode()),
+    argv_event=st.none() | st.sampled_from(EVENT_NAMES[:3]),
+)
 def test_dispatch_never_raises_and_answers_validly(omcm_dispatch, raw, argv_event):
     from omcm_core import Result, hookimpl
 
     class Answering:
         @hookimpl
         def pre_tool(self, event):
-            return Result(additional_context=f"saw {event.tool_name}", permission="ask", updated_input=dict(event.tool_input))
+            return Result(
+                additional_context=f"saw {event.tool_name}", permission="ask", updated_input=dict(event.tool_input)
+            )
 
         @hookimpl
         def post_tool(self, event):
@@ -222,8 +232,8 @@ def test_dispatch_never_raises_and_answers_validly(omcm_dispatch, raw, argv_even
         assert dispatch.last_stdout.decode("ascii") == json.dumps(answer)
 
 
-
 # -- session ids --------------------------------------------------------------
+
 
 @settings(max_examples=500, deadline=None)
 @given(first=st.text(max_size=300), second=st.text(max_size=300))

@@ -48,7 +48,7 @@ def _deep_objects(depth: int) -> str:
 
 
 # Payloads omcm must refuse: one "bad_payload" error line, nothing on stdout.
-REFUSED: dict[str, tuple[bytes, typing.Optional[str]]] = {
+REFUSED: dict[str, tuple[bytes, str | None]] = {
     "empty": (b"", None),
     "whitespace": (b" \n\t\n", None),
     "not-json": (b"hello, hook", None),
@@ -64,7 +64,10 @@ REFUSED: dict[str, tuple[bytes, typing.Optional[str]]] = {
     "truncated-object": (_dumps(_payload())[:-40], None),
     "truncated-after-brace": (b"{", None),
     "deep-arrays-50k": (('{"hook_event_name": "PostToolUse", "tool_input": ' + _nested(50_000) + "}").encode(), None),
-    "deep-objects-30k": (('{"hook_event_name": "PreToolUse", "tool_input": ' + _deep_objects(30_000) + "}").encode(), None),
+    "deep-objects-30k": (
+        ('{"hook_event_name": "PreToolUse", "tool_input": ' + _deep_objects(30_000) + "}").encode(),
+        None,
+    ),
     "missing-event": (_dumps({k: v for k, v in _payload().items() if k != "hook_event_name"}), None),
     "empty-event-name": (_dumps(_payload(hook_event_name="")), None),
     "event-name-number": (_dumps(_payload(hook_event_name=7)), None),
@@ -73,11 +76,24 @@ REFUSED: dict[str, tuple[bytes, typing.Optional[str]]] = {
 }
 
 # Payloads omcm must accept: a valid answer (or nothing) and no error in the log.
-ACCEPTED: dict[str, tuple[bytes, typing.Optional[str]]] = {
+ACCEPTED: dict[str, tuple[bytes, str | None]] = {
     "megabytes-of-tool-output": (_dumps(_payload(tool_response={"stdout": "x" * 8_000_000, "stderr": ""})), None),
-    "megabytes-of-structured-output": (_dumps(_payload(tool_response=[{"line": i, "text": "y" * 40} for i in range(60_000)])), None),
-    "megabytes-of-tool-input": (_dumps(_payload("PreToolUse", tool_input={"command": "echo " + "z" * 3_000_000})), None),
-    "nesting-900-levels": (('{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_response": ' + _nested(900) + "}").encode(), None),
+    "megabytes-of-structured-output": (
+        _dumps(_payload(tool_response=[{"line": i, "text": "y" * 40} for i in range(60_000)])),
+        None,
+    ),
+    "megabytes-of-tool-input": (
+        _dumps(_payload("PreToolUse", tool_input={"command": "echo " + "z" * 3_000_000})),
+        None,
+    ),
+    "nesting-900-levels": (
+        (
+            '{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_response": '
+            + _nested(900)
+            + "}"
+        ).encode(),
+        None,
+    ),
     "unknown-keys": (_dumps(_payload(future_field={"a": [1, None, True]}, another=None)), None),
     "nul-escapes-in-fields": (_dumps(_payload(cwd="/tmp\u0000/x", transcript_path="\u0000")), None),
     "windows-cwd": (_dumps(_payload(cwd="C:\\Users\\dev\\project")), None),
@@ -171,6 +187,7 @@ def test_session_id_cannot_escape_omcm_home(rel_site, rel_world, session_id):
 
 
 # -- wrong types, field by field (derived from the records, so new fields are covered) --
+
 
 def _wrong_value(annotation):
     text = str(annotation)

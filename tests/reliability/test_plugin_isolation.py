@@ -27,10 +27,22 @@ BUDGET_ENV = {"OMCM__CORE__PLUGIN_BUDGET_MS": "700", "REL_HANG_S": "20"}
 
 
 def _payloads(cwd: str) -> dict[str, dict]:
-    stop = {"session_id": SESSION, "transcript_path": "/x.jsonl", "cwd": cwd, "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = {
+        "session_id": SESSION,
+        "transcript_path": "/x.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
     return {
-        "PreToolUse": {**pre_tool_payload("Bash", {"command": "ls"}, session_id=SESSION, cwd=cwd), "tool_use_id": "toolu_1"},
-        "PostToolUse": {**post_tool_payload("Bash", {"command": "ls"}, {"stdout": "a"}, session_id=SESSION, cwd=cwd), "tool_use_id": "toolu_2"},
+        "PreToolUse": {
+            **pre_tool_payload("Bash", {"command": "ls"}, session_id=SESSION, cwd=cwd),
+            "tool_use_id": "toolu_1",
+        },
+        "PostToolUse": {
+            **post_tool_payload("Bash", {"command": "ls"}, {"stdout": "a"}, session_id=SESSION, cwd=cwd),
+            "tool_use_id": "toolu_2",
+        },
         "SessionStart": session_start_payload(session_id=SESSION, cwd=cwd),
         "UserPromptSubmit": user_prompt_payload("hello", session_id=SESSION, cwd=cwd),
         "Stop": stop,
@@ -88,7 +100,9 @@ def test_bad_plugin_changes_nothing_in_the_good_answers(rel_site, rel_baseline, 
 
 
 def _doctor(env, cwd) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "omcm_core", "doctor", "--json"], capture_output=True, env=env, cwd=cwd, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "doctor", "--json"], capture_output=True, env=env, cwd=cwd, timeout=60
+    )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -122,7 +136,9 @@ def test_bad_plugins_together_change_nothing_for_each_plugin_set(rel_site, tmp_p
     for event, payload in _payloads(str(tmp_path)).items():
         raw = json.dumps(payload).encode()
         alone = run_hook(raw, rel_site.env(tmp_path / "home-good", good, **BUDGET_ENV))
-        mixed = run_hook(raw, rel_site.env(tmp_path / "home-mixed", good + bad, **BUDGET_ENV, REL_GARBAGE="object-input"))
+        mixed = run_hook(
+            raw, rel_site.env(tmp_path / "home-mixed", good + bad, **BUDGET_ENV, REL_GARBAGE="object-input")
+        )
         assert alone.returncode == mixed.returncode == 0
         assert parse_stdout(event, alone.stdout) is not None
         assert mixed.stdout == alone.stdout, f"{event}: the bad plugins changed the answer"

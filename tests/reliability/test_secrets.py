@@ -61,7 +61,9 @@ def test_no_secret_reaches_any_file_under_omcm_home(rel_site, tmp_path):
         assert proc.returncode == 0
         parse_stdout("PostToolUse", proc.stdout)
     entries = log_entries(home)
-    assert sum(e["event"] == "rel_leaky_saw" for e in entries) == -(-len(secrets) // PER_CALL), "the leaky plugin did not log"
+    assert sum(e["event"] == "rel_leaky_saw" for e in entries) == -(-len(secrets) // PER_CALL), (
+        "the leaky plugin did not log"
+    )
     assert sum(e["event"] == "plugin_failed" for e in entries) == -(-len(secrets) // PER_CALL)
     assert (home / "omcm.db").exists() and (home / "logs" / "omcm.jsonl").exists()
     assert _leaks(home, secrets) == {}
@@ -73,8 +75,14 @@ def test_no_secret_in_the_wal_while_the_store_is_open(rel_site, tmp_path):
     home, side = tmp_path / "home", tmp_path / "side.txt"
     secrets = corpus()
     text = "\n".join(t for _n, t, _s in secrets)
-    env = rel_site.env(home, PLUGINS + ["rel-writer"], OMCM__CORE__BREAKER_THRESHOLD="1000",
-                       REL_SIDE_FILE=str(side), REL_WRITES="3", REL_HOLD_S="20")
+    env = rel_site.env(
+        home,
+        PLUGINS + ["rel-writer"],
+        OMCM__CORE__BREAKER_THRESHOLD="1000",
+        REL_SIDE_FILE=str(side),
+        REL_WRITES="3",
+        REL_HOLD_S="20",
+    )
     first = run_hook(json.dumps(post_tool("wal-1", tool_input={"command": text})).encode(), rel_site.env(home, PLUGINS))
     assert first.returncode == 0
     proc = spawn_hook(json.dumps(post_tool("wal-2", tool_input={"command": text}, tool_response=text)).encode(), env)
@@ -98,10 +106,18 @@ def test_structured_input_and_cut_secrets_never_reach_disk(rel_site, tmp_path):
     cases = structured()
     tool_input = {f"field{i}": value for i, (_k, value, _n) in enumerate(cases)}
     key_body = [f"MIIEow{i:04d}" + "Q" * 54 for i in range(80)]
-    lines = [f"log {i}" for i in range(200)] + ["-----BEGIN RSA PRIVATE KEY-----", *key_body, "-----END RSA PRIVATE KEY-----", "done"]
+    lines = [f"log {i}" for i in range(200)] + [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        *key_body,
+        "-----END RSA PRIVATE KEY-----",
+        "done",
+    ]
     token = "gh" + "p_" + "Abc123XyZ9" * 4
     straddle = "x" * 4976 + " " + token + " " + "y" * 12_000
-    needles = [("structured-" + k, "", n) for k, _v, n in cases] + [("pem-body", "", key_body[-1]), ("token-prefix", "", token[:12])]
+    needles = [("structured-" + k, "", n) for k, _v, n in cases] + [
+        ("pem-body", "", key_body[-1]),
+        ("token-prefix", "", token[:12]),
+    ]
     for i, output in enumerate(("\n".join(lines), straddle)):
         payload = post_tool(f"cut-{i}", tool_input={"command": "query", **tool_input}, tool_response={"stdout": output})
         proc = run_hook(json.dumps(payload).encode(), env)

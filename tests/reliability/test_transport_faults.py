@@ -18,7 +18,6 @@ import sys
 import time
 import uuid
 
-import pytest
 from reliability_harness import log_entries, post_tool, run_hook, spawn_hook, sqlite_rows
 
 from omcm_core._runtime import daemon
@@ -26,8 +25,12 @@ from omcm_core.testing import pre_tool_payload
 
 
 def _start_daemon(env):
-    proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omcm_core", "daemon", "run"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while daemon.status(env) is None:
         assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
@@ -83,8 +86,14 @@ def test_a_stopped_daemon_costs_the_verdict_wait_and_never_runs_a_call_twice(rel
 def test_a_plugin_holding_the_gil_does_not_delay_another_sessions_call(rel_site, tmp_path):
     home = tmp_path / "home"
     mark = tmp_path / "hog-finished"
-    env = rel_site.env(home, ["rel-probe", "rel-answer"], OMCM_DAEMON="1", OMCM_DAEMON_IDLE_S="60",
-                       OMCM__CORE__PLUGIN_BUDGET_MS="500", REL_PROBE_MARK=str(mark))
+    env = rel_site.env(
+        home,
+        ["rel-probe", "rel-answer"],
+        OMCM_DAEMON="1",
+        OMCM_DAEMON_IDLE_S="60",
+        OMCM__CORE__PLUGIN_BUDGET_MS="500",
+        REL_PROBE_MARK=str(mark),
+    )
     proc = _start_daemon(env)
     other = {**env, "OMCM_LOAD_PLUGINS": "rel-answer"}  # a session that does not even load the hog
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()

@@ -35,7 +35,10 @@ def _daemon_pids(home: Path) -> set[int]:
             continue
         try:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if b"daemon\0run" in cmdline and f"OMCM_HOME={home}\0".encode() in Path(f"/proc/{entry}/environ").read_bytes():
+            if (
+                b"daemon\0run" in cmdline
+                and f"OMCM_HOME={home}\0".encode() in Path(f"/proc/{entry}/environ").read_bytes()
+            ):
                 found.add(int(entry))
         except OSError:
             continue
@@ -113,7 +116,9 @@ def test_a_foreign_thing_at_the_socket_path_is_reported_and_calls_go_on(rel_site
         assert run_hook(raw, env).stdout == cold.stdout
     assert daemon.status(env) is None and _daemon_pids(home) == set()  # no start attempted per call
     assert [e["event"] for e in log_entries(home)].count("daemon_socket_path_blocked") == 3
-    doctor = subprocess.run([sys.executable, "-m", "omcm_core", "doctor", "--json"], env=env, capture_output=True, text=True)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "doctor", "--json"], env=env, capture_output=True, text=True
+    )
     assert "is not a socket" in doctor.stdout, doctor.stdout[-2000:]
 
 
@@ -128,10 +133,14 @@ def test_python_and_python3_find_one_daemon(rel_site, tmp_path):
         for exe in spellings * 2:
             subprocess.run([exe, "-m", "omcm_core", "hook"], input=raw, env=env, capture_output=True, check=True)
             _wait_running(env)
-        status = subprocess.run([spellings[1], "-m", "omcm_core", "daemon", "status"], env=env, capture_output=True, text=True)
+        status = subprocess.run(
+            [spellings[1], "-m", "omcm_core", "daemon", "status"], env=env, capture_output=True, text=True
+        )
         assert status.returncode == 0 and "running at" in status.stdout
     finally:
         daemon.stop(env)
     started = [e for e in log_entries(home) if e["event"] == "daemon_started"]
     assert len(started) == 1
-    assert len({e["pid"] for e in log_entries(home) if e["event"] == "dispatched"} - {started[0]["pid"]}) == 1  # only the first, in process
+    assert (
+        len({e["pid"] for e in log_entries(home) if e["event"] == "dispatched"} - {started[0]["pid"]}) == 1
+    )  # only the first, in process

@@ -30,8 +30,14 @@ VARIANTS = [  # umask, TZ, file name, OMCM_LOG_LEVEL
 
 
 def _start_daemon(env):
-    proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env, cwd="/",
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omcm_core", "daemon", "run"],
+        env=env,
+        cwd="/",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: os.umask(0),
+    )
     deadline = time.monotonic() + 30
     while daemon.status(env) is None:
         assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"

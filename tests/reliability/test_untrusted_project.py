@@ -37,8 +37,18 @@ def world(tmp_path):
     (outside / "id_ed25519").write_text(KEY * 2000)  # well over the rotation threshold
     config = {"saveInterval": 1, "memoryRotation": {"thresholdTokens": 1000, "carryoverTokens": 100}}
     (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
-    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
-    return {"project": project, "memory": project / ".claude" / "memory", "outside": outside, "env": env, "home": tmp_path / "home"}
+    env = {
+        "OMCM_LOAD_PLUGINS": "memory-rotation",
+        "OMCM_HOME": str(tmp_path / "home"),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
+    return {
+        "project": project,
+        "memory": project / ".claude" / "memory",
+        "outside": outside,
+        "env": env,
+        "home": tmp_path / "home",
+    }
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, str]]:
@@ -67,7 +77,10 @@ def drive(world) -> str:
         out.append(proc.stdout.decode())
     search = subprocess.run(
         [sys.executable, "-m", "omcm_core", "memory", "search", "OPENSSH", "--deep"],
-        env={**os.environ, **world["env"]}, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **world["env"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return "".join(out) + search.stdout
 
@@ -104,9 +117,20 @@ def test_symlinked_folders(world, planted):
     transcript = world["project"] / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "hello there"}}) + "\n")
     l1 = subprocess.run(
-        [sys.executable, "-m", "omcm_core", "memory", f"--project={world['project']}", "write-l1",
-         f"--transcript={transcript}", "--session=s1"],
-        env={**os.environ, **world["env"]}, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "omcm_core",
+            "memory",
+            f"--project={world['project']}",
+            "write-l1",
+            f"--transcript={transcript}",
+            "--session=s1",
+        ],
+        env={**os.environ, **world["env"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert l1.returncode != 0 and "refused" in l1.stderr
     assert_contained(world, before, text, planted)
@@ -138,8 +162,12 @@ def test_files_created_in_the_project_follow_the_callers_umask(world, umask):
     (world["memory"] / "memory.md").write_text("x" * 8000)
     payload = json.dumps(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s1")).encode()
     proc = subprocess.run(
-        [sys.executable, "-m", "omcm_core", "hook"], input=payload, capture_output=True, timeout=60,
-        env={**os.environ, "OMCM_DAEMON": "0", **world["env"]}, preexec_fn=lambda: os.umask(umask),
+        [sys.executable, "-m", "omcm_core", "hook"],
+        input=payload,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "OMCM_DAEMON": "0", **world["env"]},
+        preexec_fn=lambda: os.umask(umask),
     )
     assert b"MEMORY_KEEPER_ROTATE" in proc.stdout, proc.stderr[-2000:]
     made = [world["memory"] / "memory-index.json", world["memory"] / "memory.md", *world["memory"].glob("memory_*.md")]
@@ -159,7 +187,14 @@ def test_helper_refuses_every_way_out(tmp_path):
     (root / "link").symlink_to(outside / "secret")
     (root / "dirlink").symlink_to(outside, target_is_directory=True)
     os.mkfifo(root / "fifo")  # a blocking read would hang the hook
-    for path in ("link", "dirlink/secret", "fifo", "../outside/secret", str(outside / "secret"), "sub/../../outside/secret"):
+    for path in (
+        "link",
+        "dirlink/secret",
+        "fifo",
+        "../outside/secret",
+        str(outside / "secret"),
+        "sub/../../outside/secret",
+    ):
         with pytest.raises(files.UnsafePathError):
             files.read_confined_bytes(root, path)
     for path in ("link", "dirlink/new", "dirlink/x/y"):
@@ -222,20 +257,20 @@ def test_helper_lock_is_confined_exclusive_and_creates_only_when_asked(tmp_path)
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
-    with pytest.raises(FileNotFoundError):
-        with files.lock_confined(root, ".omc/.x.lock"):
-            pass
+    with pytest.raises(FileNotFoundError), files.lock_confined(root, ".omc/.x.lock"):
+        pass
     assert list(root.iterdir()) == []  # no .omc made behind the caller's back
-    with files.lock_confined(root, ".omc/.x.lock", create_dirs=True):
-        with pytest.raises(TimeoutError):
-            with files.lock_confined(root, ".omc/.x.lock", timeout=0):
-                pass
+    with (
+        files.lock_confined(root, ".omc/.x.lock", create_dirs=True),
+        pytest.raises(TimeoutError),
+        files.lock_confined(root, ".omc/.x.lock", timeout=0),
+    ):
+        pass
     with files.lock_confined(root, ".omc/.x.lock", timeout=0):  # released on exit
         pass
     (root / ".omc" / ".y.lock").symlink_to(outside / "made-by-the-lock")
-    with pytest.raises(files.UnsafePathError):
-        with files.lock_confined(root, ".omc/.y.lock"):
-            pass
+    with pytest.raises(files.UnsafePathError), files.lock_confined(root, ".omc/.y.lock"):
+        pass
     assert list(outside.iterdir()) == []
 
 

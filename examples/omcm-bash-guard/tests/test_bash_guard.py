@@ -1,4 +1,5 @@
 import omcm_bash_guard
+
 from omcm_core.testing import pre_tool_payload
 
 

@@ -109,8 +109,13 @@ def session_end(event, ctx):
     from omcm_memory_rotation.l1 import session_name
 
     spawn_detached(
-        omcm_argv("memory", f"--project={ctx.project_dir}", "write-l1", f"--transcript={event.transcript_path}",
-                  f"--session={session_name(event.session_id)}"),
+        omcm_argv(
+            "memory",
+            f"--project={ctx.project_dir}",
+            "write-l1",
+            f"--transcript={event.transcript_path}",
+            f"--session={session_name(event.session_id)}",
+        ),
         env=ctx.env,
     )
     return None
@@ -135,4 +140,11 @@ def doctor_report(ctx):
 def commands():
     from omcm_memory_rotation import cli
 
-    return [Command(name="memory", help="project memory: status, search, summary, migrate-legacy", configure=cli.configure, run=cli.run)]
+    return [
+        Command(
+            name="memory",
+            help="project memory: status, search, summary, migrate-legacy",
+            configure=cli.configure,
+            run=cli.run,
+        )
+    ]

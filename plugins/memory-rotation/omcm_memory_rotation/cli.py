@@ -34,7 +34,7 @@ def argparse_hidden():
 
 
 def run(args, ctx) -> int:
-    from omcm_memory_rotation import check, index, layout, legacy, rotation, search, summary
+    from omcm_memory_rotation import check, index, layout, legacy, search, summary
 
     project = Path(getattr(args, "l1_project", None) or args.project or ctx.project_dir or Path.cwd())
     folder = layout.memory_dir(project)
@@ -46,7 +46,9 @@ def run(args, ctx) -> int:
     settings = layout.load_settings(project, ctx.home, ctx.log)
     if args.action == "status":
         data = index.reconcile(folder, ctx.log)
-        print(f"memory.md: {layout.tokens_of_file(folder / layout.MEMORY_FILE)} tokens (rotates at {settings.threshold_tokens})")
+        print(
+            f"memory.md: {layout.tokens_of_file(folder / layout.MEMORY_FILE)} tokens (rotates at {settings.threshold_tokens})"
+        )
         print(f"archives: {len(data['rotatedFiles'])}; summaries pending: {', '.join(index.pending(data)) or 'none'}")
         return 0
     if args.action == "search":
@@ -57,7 +59,11 @@ def run(args, ctx) -> int:
             print(f'[MEMORY_KEEPER] No results for "{args.query}"')
         for hit in hits if not args.json else ():
             where = f"{hit['file']}:{hit['line']}" if "line" in hit else hit["file"]
-            print(f"[{hit['source']}] {where} {('[' + hit['type'] + '] ') if 'type' in hit else ''}{hit.get('text', '')}"[:300])
+            print(
+                f"[{hit['source']}] {where} {('[' + hit['type'] + '] ') if 'type' in hit else ''}{hit.get('text', '')}"[
+                    :300
+                ]
+            )
         return 0
     if args.action == "summary":
         raw = sys.stdin.read() if args.source == "-" else Path(args.source).read_text(encoding="utf-8")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
 from typing import Any
-
-import os
 
 from omcm_core.files import (
     UnsafePathError,
@@ -20,14 +19,18 @@ from omcm_core.files import (
     read_confined_text,
     write_confined_atomic,
 )
-
 from omcm_memory_rotation.layout import ARCHIVE_PREFIX, INDEX_FILE, MEMORY_FILE, root, summary_name
 
 _ARCHIVE = re.compile(r"^memory_\d{8}_\d{6}(_\d+)?\.md$")
 
 
 def empty() -> dict[str, Any]:
-    return {"version": 1, "current": MEMORY_FILE, "rotatedFiles": [], "stats": {"totalRotations": 0, "lastRotation": None}}
+    return {
+        "version": 1,
+        "current": MEMORY_FILE,
+        "rotatedFiles": [],
+        "stats": {"totalRotations": 0, "lastRotation": None},
+    }
 
 
 def write(folder: Path, data: dict) -> None:
@@ -144,4 +147,15 @@ def pending(data: dict) -> list[str]:
     return [e["file"] for e in data["rotatedFiles"] if not e.get("summaryGenerated")]
 
 
-__all__ = ["ARCHIVE_PREFIX", "empty", "ensure_structure", "read", "write", "rebuild", "add_archive", "reconcile", "mark_summarized", "pending"]
+__all__ = [
+    "ARCHIVE_PREFIX",
+    "empty",
+    "ensure_structure",
+    "read",
+    "write",
+    "rebuild",
+    "add_archive",
+    "reconcile",
+    "mark_summarized",
+    "pending",
+]

@@ -18,12 +18,12 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from omcm_core.files import write_confined_atomic
 from omcm_core.redact import mask
-
 from omcm_memory_rotation import layout
 
 MAX_SCAN = 256 * 1024 * 1024

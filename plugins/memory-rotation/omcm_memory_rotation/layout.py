@@ -7,10 +7,11 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from attrs import frozen
-from omcm_core.files import UnsafePathError, append_confined, ensure_confined_dir, read_confined_text, stat_confined
+
+from omcm_core.files import UnsafePathError, append_confined, read_confined_text, stat_confined
 
 MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
@@ -46,7 +47,10 @@ def root(folder: Path) -> Path:
 
 
 def load_settings(project: Path, home: Path, log) -> Settings:
-    for base, path in ((project, memory_dir(project) / "config.json"), (home, home / "memory-rotation" / "config.json")):
+    for base, path in (
+        (project, memory_dir(project) / "config.json"),
+        (home, home / "memory-rotation" / "config.json"),
+    ):
         try:
             text = read_confined_text(base, path, limit=1_000_000)
         except FileNotFoundError:
@@ -119,7 +123,7 @@ def tail_by_tokens(content: str, target: int) -> str:
     return "\n".join(kept) + "\n" if kept else ""
 
 
-def archive_name(folder: Path, stamp: Optional[str] = None) -> str:
+def archive_name(folder: Path, stamp: str | None = None) -> str:
     """``memory_YYYYMMDD_HHMMSS.md``, never an existing name (a suffix is added)."""
     stamp = stamp or time.strftime("%Y%m%d_%H%M%S")
     name = f"{ARCHIVE_PREFIX}{stamp}.md"

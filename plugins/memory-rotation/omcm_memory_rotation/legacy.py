@@ -12,10 +12,8 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Optional
 
 from omcm_core.files import read_confined_text, write_confined_atomic
-
 from omcm_memory_rotation import index, layout
 
 _DATE = re.compile(r"^## (\d{4}-\d{2}-\d{2})")
@@ -26,7 +24,7 @@ def parse_sections(content: str) -> list[dict]:
     dated = any(_DATE.match(line) for line in lines)
     header = _DATE if dated else re.compile(r"^## ")
     sections: list[dict] = []
-    current: Optional[dict] = None
+    current: dict | None = None
     for line in lines:
         match = header.match(line)
         if match:

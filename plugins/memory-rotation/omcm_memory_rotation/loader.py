@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from omcm_core.files import list_confined, read_confined_text
 from omcm_core.redact import mask, mask_head
-
 from omcm_memory_rotation import index, layout
 
 MAX_CHARS = 8_000
@@ -40,11 +38,13 @@ def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
     return out
 
 
-def latest_summary(folder: Path, data: dict) -> Optional[tuple[dict, str]]:
+def latest_summary(folder: Path, data: dict) -> tuple[dict, str] | None:
     for entry in reversed(data["rotatedFiles"]):
         if entry.get("summaryGenerated"):
             try:
-                summary = json.loads(read_confined_text(layout.root(folder), folder / layout.summary_name(entry["file"])))
+                summary = json.loads(
+                    read_confined_text(layout.root(folder), folder / layout.summary_name(entry["file"]))
+                )
                 return entry, str(summary["overallSummary"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue
@@ -54,12 +54,14 @@ def latest_summary(folder: Path, data: dict) -> Optional[tuple[dict, str]]:
 def _read(folder: Path, path: Path, limit: int = 4_000_000) -> str:
     """A file of the memory folder; "" when missing or refused (a planted symlink is logged)."""
     try:
-        return read_confined_text(layout.root(folder), path, limit=limit, single_link=True)  # a hard link can point anywhere
+        return read_confined_text(
+            layout.root(folder), path, limit=limit, single_link=True
+        )  # a hard link can point anywhere
     except OSError:
         return ""
 
 
-def context(folder: Path, log) -> Optional[str]:
+def context(folder: Path, log) -> str | None:
     """What session start tells Claude, secrets masked (memory.md is project text, not vetted)."""
     memory_text = _read(folder, folder / layout.MEMORY_FILE)
     data = index.reconcile(folder, log)

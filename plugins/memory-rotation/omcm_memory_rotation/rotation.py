@@ -17,10 +17,14 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional
 
-from omcm_core.files import open_confined, read_confined_bytes, read_confined_text, unlink_confined, write_confined_atomic
-
+from omcm_core.files import (
+    open_confined,
+    read_confined_bytes,
+    read_confined_text,
+    unlink_confined,
+    write_confined_atomic,
+)
 from omcm_memory_rotation import index, layout
 
 STALE_S = 60
@@ -68,7 +72,7 @@ def release(folder: Path) -> None:
     unlink_confined(layout.root(folder), folder / layout.LOCK_FILE)
 
 
-def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[str]:
+def check_and_rotate(folder: Path, settings: layout.Settings, log) -> str | None:
     """Rotate when memory.md holds ``threshold_tokens`` or more; returns the archive name."""
     memory = folder / layout.MEMORY_FILE
     top = layout.root(folder)
@@ -78,7 +82,9 @@ def check_and_rotate(folder: Path, settings: layout.Settings, log) -> Optional[s
         log.info("rotation_skipped_locked")
         return None
     try:
-        original = read_confined_bytes(top, memory, single_link=True)  # re-read under the lock; a hard link can point anywhere
+        original = read_confined_bytes(
+            top, memory, single_link=True
+        )  # re-read under the lock; a hard link can point anywhere
         tokens = -(-len(original) // layout.BYTES_PER_TOKEN)
         if tokens < max(settings.threshold_tokens, 1):
             return None

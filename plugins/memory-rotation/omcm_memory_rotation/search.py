@@ -11,7 +11,6 @@ from pathlib import Path
 
 from omcm_core.files import list_confined, read_confined_text
 from omcm_core.redact import mask
-
 from omcm_memory_rotation import index, layout
 
 
@@ -39,13 +38,20 @@ def _summary_hits(folder: Path, entry: dict, q: str) -> list[dict]:
     if not isinstance(summary, dict):
         return []
     found = []
-    for kind, key, fields in (("theme", "themes", ("name", "summary")), ("decision", "keyDecisions", ("decision",)), ("issue", "issues", ("issue",))):
+    for kind, key, fields in (
+        ("theme", "themes", ("name", "summary")),
+        ("decision", "keyDecisions", ("decision",)),
+        ("issue", "issues", ("issue",)),
+    ):
         for item in summary.get(key, []):
             if isinstance(item, dict) and q in " ".join(str(item.get(f, "")) for f in fields).lower():
                 found.append({"type": kind, "text": str(item.get(fields[0], ""))})
     if q in str(summary.get("overallSummary", "")).lower():
         found.append({"type": "summary", "text": str(summary["overallSummary"])})
-    return [{"source": "L3 summaries", "file": entry["file"], "type": h["type"], "text": mask(h["text"])[:200]} for h in found]
+    return [
+        {"source": "L3 summaries", "file": entry["file"], "type": h["type"], "text": mask(h["text"])[:200]}
+        for h in found
+    ]
 
 
 def search(folder: Path, query: str, deep: bool, log) -> list[dict]:

@@ -31,16 +31,36 @@ def test_rotation_past_the_file_size_limit_leaves_no_archive_and_memory_unchange
     assert len(original) > LIMIT
     (folder / "memory.md").write_bytes(original)
     # An earlier archive in the index, so this is a rotation, not a first legacy split.
-    (folder / "memory-index.json").write_text(json.dumps({"version": 1, "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}], "stats": {}}))
+    (folder / "memory-index.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}],
+                "stats": {},
+            }
+        )
+    )
     (folder / "memory_20200101_000000.md").write_text("older\n")
-    env = {**os.environ, "OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    env = {
+        **os.environ,
+        "OMCM_LOAD_PLUGINS": "memory-rotation",
+        "OMCM_HOME": str(tmp_path / "home"),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
 
-    proc = subprocess.run([sys.executable, "-m", "omcm_core", "memory", "rotate"], env=env, capture_output=True,
-                          timeout=120, preexec_fn=_limit_file_size)
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", "rotate"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        preexec_fn=_limit_file_size,
+    )
 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert b"[MEMORY_KEEPER_ROTATE]" not in proc.stdout
-    assert sorted(p.name for p in folder.glob("memory_*.md")) == ["memory_20200101_000000.md"], "a partial archive was left"
+    assert sorted(p.name for p in folder.glob("memory_*.md")) == ["memory_20200101_000000.md"], (
+        "a partial archive was left"
+    )
     assert (folder / "memory.md").read_bytes() == original
     assert [p.name for p in folder.rglob("*.tmp")] == []
     assert "rotation failed" in (folder / "logs" / "rotation-error.log").read_text()  # logged, not hidden

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from omcm_core.log import get_logger
-from omcm_core.testing import run_hook, session_end_payload
 from omcm_memory_rotation import index, l1, layout
 from omcm_memory_rotation.rotation import check_and_rotate
+
+from omcm_core.testing import run_hook, session_end_payload
 
 
 class Lines:
@@ -61,7 +60,9 @@ def test_long_session_ids_with_one_prefix_get_their_own_l1(tmp_path):
     assert l1.session_name("abc-123") == "abc-123"
     for raw in ("-h", "--project=/etc", "a\0b", "../x", prefix):
         name = l1.session_name(raw)
-        assert l1.session_name(name) == name and not name.startswith(("-", ".")) and "/" not in name and "\0" not in name
+        assert (
+            l1.session_name(name) == name and not name.startswith(("-", ".")) and "/" not in name and "\0" not in name
+        )
 
 
 def _wait_for_l1(project: Path, timeout: float = 60) -> list[Path]:
@@ -79,14 +80,20 @@ def test_hostile_session_ids_still_get_a_session_log(tmp_path, session_id):
     project = tmp_path / "project"
     (project / ".claude" / "memory").mkdir(parents=True)
     transcript = tmp_path / "t.jsonl"
-    transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "a reply"}}) + "\n")
-    env = {"OMCM_LOAD_PLUGINS": "memory-rotation", "OMCM_HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    transcript.write_text(
+        json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "a reply"}}) + "\n"
+    )
+    env = {
+        "OMCM_LOAD_PLUGINS": "memory-rotation",
+        "OMCM_HOME": str(tmp_path / "home"),
+        "CLAUDE_PROJECT_DIR": str(project),
+    }
     payload = session_end_payload(session_id=session_id, transcript_path=str(transcript), cwd=str(project))
     proc = run_hook(payload, env=env)
     assert proc.returncode == 0 and proc.stdout.strip() in (b"", b"{}"), proc.stderr[-2000:]
     found = _wait_for_l1(project)
     assert len(found) == 1 and "a reply" in found[0].read_text()
-    log = (tmp_path / "home" / "logs" / "omcm.jsonl")
+    log = tmp_path / "home" / "logs" / "omcm.jsonl"
     failures = [x for x in log.read_text().splitlines() if "plugin_failed" in x] if log.exists() else []
     assert failures == []
 
@@ -96,15 +103,23 @@ def test_a_huge_sparse_transcript_is_read_in_bounded_memory(tmp_path):
     with open(transcript, "wb") as fh:
         fh.truncate(2 * 1024**3)  # 2 GB of NULs, no newline, nothing on disk
         fh.seek(0, os.SEEK_END)
-        fh.write(b"\n" + json.dumps({"type": "user", "message": {"role": "user", "content": "the last words"}}).encode() + b"\n")
+        fh.write(
+            b"\n"
+            + json.dumps({"type": "user", "message": {"role": "user", "content": "the last words"}}).encode()
+            + b"\n"
+        )
     (tmp_path / "p").mkdir()
     script = (
         "import resource, sys; from pathlib import Path; from omcm_memory_rotation import l1\n"
         "path = l1.write(Path(sys.argv[1]), Path(sys.argv[2]), 'sparse')\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, path.read_text())\n"
     )
-    out = subprocess.run([sys.executable, "-c", script, str(layout.memory_dir(tmp_path / "p")), str(transcript)],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(layout.memory_dir(tmp_path / "p")), str(transcript)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rss_kb, text = out.stdout.split(" ", 1)
     assert int(rss_kb) < 200 * 1024, f"peak RSS {int(rss_kb) // 1024} MB"

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -35,7 +34,15 @@ def memory(project):
 @pytest.mark.slow
 def test_every_fifth_tool_use_checks_and_rotation_reaches_claude(tmp_path, project):
     (memory(project) / "memory.md").write_text("x" * 100_000)
-    (memory(project) / "memory-index.json").write_text(json.dumps({"version": 1, "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}], "stats": {}}))
+    (memory(project) / "memory-index.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}],
+                "stats": {},
+            }
+        )
+    )
     (memory(project) / "memory_20200101_000000.md").write_text("older\n")
     env = env_for(tmp_path, project)
     outs = [run_hook(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s"), env=env) for _ in range(5)]
@@ -62,10 +69,21 @@ def test_parallel_tool_uses_are_counted_exactly(tmp_path, project):
 def test_two_rotations_at_once_one_wins_nothing_lost(tmp_path, project):
     original = "".join(f"line {i} " + "r" * 80 + "\n" for i in range(1200))
     (memory(project) / "memory.md").write_text(original)
-    (memory(project) / "memory-index.json").write_text(json.dumps({"version": 1, "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}], "stats": {}}))
+    (memory(project) / "memory-index.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}],
+                "stats": {},
+            }
+        )
+    )
     (memory(project) / "memory_20200101_000000.md").write_text("older\n")
     env = {**os.environ, **env_for(tmp_path, project)}
-    procs = [subprocess.Popen([sys.executable, "-m", "omcm_core", "memory", "rotate"], env=env, stdout=subprocess.PIPE) for _ in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "omcm_core", "memory", "rotate"], env=env, stdout=subprocess.PIPE)
+        for _ in range(4)
+    ]
     outputs = [p.communicate(timeout=60)[0].decode() for p in procs]
     assert sum(o.count("[MEMORY_KEEPER_ROTATE]") for o in outputs) == 1
     archives = sorted(p for p in memory(project).glob("memory_2*.md") if "20200101" not in p.name)
@@ -92,7 +110,15 @@ def _kill_trial(tmp_path, project, extra_env, delay):
     folder = memory(project)
     original = "".join(f"entry {i} " + "k" * 200 + "\n" for i in range(30_000))  # ~6 MB: rotation takes a while
     (folder / "memory.md").write_text(original)
-    (folder / "memory-index.json").write_text(json.dumps({"version": 1, "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}], "stats": {}}))
+    (folder / "memory-index.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "rotatedFiles": [{"file": "memory_20200101_000000.md", "summaryGenerated": True}],
+                "stats": {},
+            }
+        )
+    )
     (folder / "memory_20200101_000000.md").write_text("older\n")
     env = {**os.environ, **env_for(tmp_path, project), **extra_env}
     proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "memory", "rotate"], env=env, stdout=subprocess.DEVNULL)
@@ -106,7 +132,12 @@ def _kill_trial(tmp_path, project, extra_env, delay):
     assert set(original.splitlines()) <= survivors
     assert not [p for p in folder.iterdir() if p.name.endswith(".tmp") and not p.name.startswith(".")]
     # The next check recovers: the index lists every archive and a stale lock does not block.
-    subprocess.run([sys.executable, "-m", "omcm_core", "memory", "status"], env={**env, "OMCM_MEMORY_ROTATION_CRASH_AT": ""}, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", "status"],
+        env={**env, "OMCM_MEMORY_ROTATION_CRASH_AT": ""},
+        check=True,
+        capture_output=True,
+    )
     listed = {e["file"] for e in json.loads((folder / "memory-index.json").read_text())["rotatedFiles"]}
     assert {p.name for p in folder.glob("memory_2*.md")} <= listed
 
@@ -129,7 +160,10 @@ def test_no_project_means_no_writes(tmp_path):
 def test_session_end_returns_at_once_and_l1_appears(tmp_path, project, shared_fixtures):
     transcript = shared_fixtures / "transcripts" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
     started = time.monotonic()
-    proc = run_hook(session_end_payload(session_id="5c0375b4", transcript_path=str(transcript), cwd=str(project)), env=env_for(tmp_path, project))
+    proc = run_hook(
+        session_end_payload(session_id="5c0375b4", transcript_path=str(transcript), cwd=str(project)),
+        env=env_for(tmp_path, project),
+    )
     assert proc.returncode == 0 and proc.stdout == b""
     assert time.monotonic() - started < 5
     deadline = time.monotonic() + 30
@@ -142,7 +176,6 @@ def test_session_end_returns_at_once_and_l1_appears(tmp_path, project, shared_fi
 
 
 def test_l1_from_every_real_transcript(tmp_path, shared_fixtures):
-    from omcm_core.log import get_logger
     from omcm_memory_rotation import l1, layout
 
     folder = layout.memory_dir(tmp_path)
@@ -157,12 +190,29 @@ def test_search_tiers_in_order_with_sources(tmp_path, project):
     folder = memory(project)
     (folder / "memory.md").write_text("we chose Redis for caching\n")
     (folder / "memory_20260101_000000.md").write_text("## 2026-01-01\nRedis was slow before tuning\n")
-    (folder / "memory_20260101_000000.summary.json").write_text(json.dumps({"themes": [{"name": "Redis caching", "summary": "x"}], "keyDecisions": [], "issues": [], "overallSummary": "Caching work."}))
+    (folder / "memory_20260101_000000.summary.json").write_text(
+        json.dumps(
+            {
+                "themes": [{"name": "Redis caching", "summary": "x"}],
+                "keyDecisions": [],
+                "issues": [],
+                "overallSummary": "Caching work.",
+            }
+        )
+    )
     (folder / "sessions").mkdir(exist_ok=True)
     (folder / "sessions" / "a.l1.jsonl").write_text(json.dumps({"role": "user", "content": "try redis"}) + "\n")
     env = {**os.environ, **env_for(tmp_path, project)}
-    out = subprocess.run([sys.executable, "-m", "omcm_core", "memory", "search", "redis", "--deep", "--json"], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", "search", "redis", "--deep", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     sources = [h["source"] for h in json.loads(out.stdout)]
     assert sources == ["memory.md", "L3 summaries", "L2 archives", "L1 sessions"]
-    plain = subprocess.run([sys.executable, "-m", "omcm_core", "memory", "search", "redis"], env=env, capture_output=True, text=True).stdout
+    plain = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "memory", "search", "redis"], env=env, capture_output=True, text=True
+    ).stdout
     assert "L1 sessions" not in plain and "[L2 archives]" in plain

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-
-from omcm_core.log import get_logger
 from omcm_memory_rotation import index, layout, legacy, loader, summary
 from omcm_memory_rotation.rotation import check_and_rotate
+
+from omcm_core.log import get_logger
 
 LOG = get_logger(plugin="memory-rotation")
 SETTINGS = layout.Settings()
@@ -57,7 +57,11 @@ def test_rotation_archives_everything_and_keeps_the_tail(tmp_path):
     carry = (folder / "memory.md").read_text()
     assert original.endswith(carry) and layout.estimate_tokens(carry) <= 2375 and carry.endswith("## note 11999\n")
     entry = json.loads((folder / "memory-index.json").read_text())["rotatedFiles"][0]
-    assert entry["file"] == archive and entry["summaryGenerated"] is False and entry["summary"] == archive[:-3] + ".summary.json"
+    assert (
+        entry["file"] == archive
+        and entry["summaryGenerated"] is False
+        and entry["summary"] == archive[:-3] + ".summary.json"
+    )
 
 
 def test_korean_only_memory(tmp_path):
@@ -71,7 +75,7 @@ def test_korean_only_memory(tmp_path):
 
 def test_archives_never_overwrite(tmp_path):
     folder = folder_with(tmp_path, "x\n")
-    names = {layout.archive_name(folder, "20260101_000000")}
+    assert layout.archive_name(folder, "20260101_000000") == "memory_20260101_000000.md"
     (folder / "memory_20260101_000000.md").write_text("old")
     assert layout.archive_name(folder, "20260101_000000") == "memory_20260101_000000_2.md"
 
@@ -84,13 +88,18 @@ def test_corrupt_index_is_rebuilt_from_the_archives(tmp_path):
     (folder / "memory-index.json").write_text("{ this is not json")
     data = index.read(folder, LOG)
     assert [(e["file"], e["summaryGenerated"]) for e in data["rotatedFiles"]] == [
-        ("memory_20260101_101010.md", True), ("memory_20260202_101010.md", False)]
+        ("memory_20260101_101010.md", True),
+        ("memory_20260202_101010.md", False),
+    ]
     assert data["rotatedFiles"][1]["dateRange"] == {"first": "2026-02-02", "last": "2026-02-02"}
     assert any(p.name.startswith("memory-index.json.corrupt-") for p in folder.iterdir())
 
 
 def test_legacy_split_by_date_headers_keeps_every_line(tmp_path):
-    days = [f"## 2026-01-{d:02d}\n" + "".join(f"- work item {d}.{i} " + "y" * 60 + "\n" for i in range(400)) for d in range(1, 11)]
+    days = [
+        f"## 2026-01-{d:02d}\n" + "".join(f"- work item {d}.{i} " + "y" * 60 + "\n" for i in range(400))
+        for d in range(1, 11)
+    ]
     original = "".join(days)
     folder = folder_with(tmp_path, original)
     archives = legacy.migrate(folder, SETTINGS, LOG)
@@ -114,7 +123,12 @@ def test_summary_validation_and_index_update(tmp_path):
     folder = folder_with(tmp_path, "x\n")
     (folder / "memory_20260101_000000.md").write_text("## 2026-01-01\nx\n")
     index.reconcile(folder, LOG)
-    good = {"themes": [{"name": "t", "summary": "s"}], "keyDecisions": [], "issues": [{"issue": "i", "status": "open"}], "overallSummary": "all"}
+    good = {
+        "themes": [{"name": "t", "summary": "s"}],
+        "keyDecisions": [],
+        "issues": [{"issue": "i", "status": "open"}],
+        "overallSummary": "all",
+    }
     with pytest.raises(summary.SummaryError, match="overallSummary"):
         summary.save(folder, "memory_20260101_000000.md", json.dumps({**good, "overallSummary": ""}), LOG)
     assert "overallSummary" in (folder / "logs" / "summary-error.log").read_text()
@@ -132,9 +146,19 @@ def test_session_start_context_order_and_cap(tmp_path):
     (folder / "memory_20260202_000000.md").write_text("## 2026-02-02\nold\n")
     index.reconcile(folder, LOG)
     (folder / "sessions" / "2026-02-03_1000_s.l1.jsonl").write_text(
-        json.dumps({"role": "assistant", "content": "At the end I switched the cache to Redis and documented the keys in README."}) + "\n")
+        json.dumps(
+            {
+                "role": "assistant",
+                "content": "At the end I switched the cache to Redis and documented the keys in README.",
+            }
+        )
+        + "\n"
+    )
     text = loader.context(folder, LOG)
-    order = [text.index(h) for h in ("Previous session's end", "Earlier memory summary", "Recent memory", "[MEMORY_KEEPER] 1 summaries")]
+    order = [
+        text.index(h)
+        for h in ("Previous session's end", "Earlier memory summary", "Recent memory", "[MEMORY_KEEPER] 1 summaries")
+    ]
     assert order == sorted(order)
     assert "memory line 79" in text and "memory line 29" not in text  # the last 50 lines
     assert "[MEMORY_KEEPER_ROTATE] file=memory_20260202_000000.md" in text

@@ -46,7 +46,14 @@ def post_tool(event, ctx):
     saved = notes.change(ctx.project_dir, found, config, clock.now(ctx.env), ctx.log, timeout)
     if saved is None:
         return None
-    ctx.log.info("remembered", entries=saved.entries, priority=saved.priority, pruned=saved.pruned, dropped=saved.dropped, bytes=saved.size)
+    ctx.log.info(
+        "remembered",
+        entries=saved.entries,
+        priority=saved.priority,
+        pruned=saved.pruned,
+        dropped=saved.dropped,
+        bytes=saved.size,
+    )
     if not config.notify:
         return None
     what = [f"{saved.entries} working-memory note{'s' if saved.entries > 1 else ''}"] if saved.entries else []
@@ -62,7 +69,9 @@ def session_start(event, ctx):
     now = clock.now(ctx.env)
     if event.source in (None, "startup") and ctx.project_dir is not None:
         # Prune once per new session; a busy lock only postpones it.
-        notes.change(ctx.project_dir, [], config, now, ctx.log, notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms) / 2)
+        notes.change(
+            ctx.project_dir, [], config, now, ctx.log, notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms) / 2
+        )
     text = notes.context(notes.load(ctx.project_dir, ctx.log), config, now)
     if text:
         ctx.log.info("priority_context_injected", source=event.source, chars=len(text))
@@ -95,4 +104,11 @@ def doctor_report(ctx):
 def commands():
     from omcm_notepad import cli
 
-    return [Command(name="notepad", help="the project notepad: show, add [--priority] TEXT, prune, stats", configure=cli.configure, run=cli.run)]
+    return [
+        Command(
+            name="notepad",
+            help="the project notepad: show, add [--priority] TEXT, prune, stats",
+            configure=cli.configure,
+            run=cli.run,
+        )
+    ]

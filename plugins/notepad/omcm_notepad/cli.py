@@ -32,7 +32,10 @@ def run(args, ctx) -> int:
         doc = notes.load(project, ctx.log)
         if args.action == "show":
             if doc is None:
-                print(f"no notepad at {project / storage.relative_path()} (or it was refused: see the log)", file=sys.stderr)
+                print(
+                    f"no notepad at {project / storage.relative_path()} (or it was refused: see the log)",
+                    file=sys.stderr,
+                )
                 return 1
             sys.stdout.write(notes.for_claude(doc.render(), 10 * config.max_bytes))
             return 0

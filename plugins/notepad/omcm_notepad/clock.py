@@ -10,11 +10,11 @@ system's zone.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import datetime, timezone, tzinfo
-from typing import Mapping, Optional
 
 
-def zone(env: Mapping[str, str]) -> Optional[tzinfo]:
+def zone(env: Mapping[str, str]) -> tzinfo | None:
     """The caller's zone; None means "this process's local zone" (the same thing)."""
     name = env.get("TZ")
     if name == os.environ.get("TZ"):

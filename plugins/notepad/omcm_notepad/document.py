@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Optional
 
 import attrs
 
@@ -37,7 +36,7 @@ class Entry:
     """A Working Memory entry: its ``### stamp`` line and every line up to the next entry."""
 
     lines: list
-    when: Optional[datetime]
+    when: datetime | None
 
 
 @attrs.define
@@ -48,7 +47,7 @@ class Block:
     holds its trailing blank lines so that new entries go before them.
     """
 
-    name: Optional[str]
+    name: str | None
     lines: list
     entries: list = attrs.Factory(list)
     tail: list = attrs.Factory(list)
@@ -65,11 +64,11 @@ class Document:
     def render(self) -> str:
         return "".join(b.render() for b in self.blocks)
 
-    def section(self, name: str) -> Optional[Block]:
+    def section(self, name: str) -> Block | None:
         return next((b for b in self.blocks if b.name == name), None)
 
 
-def _name_of(line: str) -> Optional[str]:
+def _name_of(line: str) -> str | None:
     match = _SECTION.match(line.rstrip("\r\n"))
     if not match:
         return None
@@ -80,7 +79,7 @@ def _name_of(line: str) -> Optional[str]:
     return "?"
 
 
-def _stamp(text: str) -> Optional[datetime]:
+def _stamp(text: str) -> datetime | None:
     try:
         return datetime.strptime(text, STAMP)
     except ValueError:

@@ -14,10 +14,22 @@ Memory, then MANUAL); the other sections do not move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
-from omcm_notepad.document import COMMENTS, MANUAL, PRIORITY, STAMP, TITLE, WORKING, Block, Document, Entry, is_comment, parse
+from omcm_notepad.document import (
+    COMMENTS,
+    MANUAL,
+    PRIORITY,
+    STAMP,
+    TITLE,
+    WORKING,
+    Block,
+    Document,
+    Entry,
+    is_comment,
+    parse,
+)
 
 ORDER = (PRIORITY, WORKING, MANUAL)
 

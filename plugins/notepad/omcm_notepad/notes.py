@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Optional
 
 import attrs
 
 from omcm_core.files import UnsafePathError
 from omcm_core.redact import mask
-
 from omcm_notepad import document, edit, storage, tags
 from omcm_notepad.settings import NotepadConfig
-
 
 
 def hook_lock_timeout(budget_ms: int) -> float:
@@ -48,7 +45,7 @@ def for_claude(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 12)].rstrip() + " [truncated]"
 
 
-def problem(project: Optional[Path]) -> Optional[str]:
+def problem(project: Path | None) -> str | None:
     """Why the notepad cannot be used (for ``omcm doctor``), or None."""
     if project is None:
         return None
@@ -61,7 +58,7 @@ def problem(project: Optional[Path]) -> Optional[str]:
     return None
 
 
-def load(project: Optional[Path], log) -> Optional[document.Document]:
+def load(project: Path | None, log) -> document.Document | None:
     """The parsed notepad, or None (no project, no file, refused or unreadable: logged)."""
     if project is None:
         return None
@@ -87,7 +84,7 @@ def _finish(doc, config: NotepadConfig, now: datetime, keep: list, log) -> tuple
     return pruned, len(dropped), size
 
 
-def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log, timeout: float) -> Optional[Saved]:
+def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log, timeout: float) -> Saved | None:
     """Apply ``notes`` (tags.Note), prune and cap, under the lock; None if it could not be done."""
 
     def apply(data):
@@ -115,14 +112,17 @@ def change(project: Path, notes: list, config: NotepadConfig, now: datetime, log
     return None
 
 
-def context(doc: Optional[document.Document], config: NotepadConfig, now: datetime) -> Optional[str]:
+def context(doc: document.Document | None, config: NotepadConfig, now: datetime) -> str | None:
     """SessionStart's additionalContext: the priority context and, if configured, recent entries."""
     if doc is None:
         return None
     parts = []
     priority = document.priority_text(doc)
     if priority:
-        parts.append(f"[notepad] Priority context ({storage.relative_path()}):\n" + for_claude(priority, config.priority_max_chars))
+        parts.append(
+            f"[notepad] Priority context ({storage.relative_path()}):\n"
+            + for_claude(priority, config.priority_max_chars)
+        )
     cutoff = now - timedelta(days=config.working_memory_days)
     entries = edit.recent(doc, config.inject_entries, cutoff)
     if entries:
@@ -131,14 +131,16 @@ def context(doc: Optional[document.Document], config: NotepadConfig, now: dateti
     return "\n\n".join(parts) or None
 
 
-def continuation(doc: Optional[document.Document], config: NotepadConfig) -> Optional[str]:
+def continuation(doc: document.Document | None, config: NotepadConfig) -> str | None:
     priority = document.priority_text(doc) if doc is not None else ""
     if not priority:
         return None
-    return f"[notepad] Priority context ({storage.relative_path()}):\n" + for_claude(priority, config.priority_max_chars)
+    return f"[notepad] Priority context ({storage.relative_path()}):\n" + for_claude(
+        priority, config.priority_max_chars
+    )
 
 
-def stats(doc: Optional[document.Document], config: NotepadConfig, now: datetime) -> dict:
+def stats(doc: document.Document | None, config: NotepadConfig, now: datetime) -> dict:
     if doc is None:
         return {"exists": False}
     block = doc.section(document.WORKING)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Optional
 
 from omcm_core.files import lock_confined, read_confined_bytes, write_confined_atomic
 
@@ -36,7 +35,7 @@ def relative_path() -> str:
     return f"{FOLDER}/{FILENAME}"
 
 
-def read(project: Path) -> Optional[bytes]:
+def read(project: Path) -> bytes | None:
     """The notepad's bytes, or None when there is none. Raises ``UnsafePathError``."""
     try:
         return read_confined_bytes(project, relative_path(), max_bytes=MAX_READ, single_link=True)

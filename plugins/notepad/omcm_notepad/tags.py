@@ -15,7 +15,8 @@ escaped). Tags do not nest: in ``<remember>a <remember>b</remember>`` only
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
@@ -50,7 +51,9 @@ def answer_text(tool_response: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
 

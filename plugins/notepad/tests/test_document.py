@@ -3,7 +3,6 @@
 from datetime import datetime, timedelta
 
 import pytest
-
 from omcm_notepad import document, edit
 from omcm_notepad.document import MANUAL, PRIORITY, WORKING, parse
 from omcm_notepad.notes import decode, encode
@@ -71,7 +70,9 @@ def test_adding_an_entry_keeps_every_line_and_the_new_entry_parses_back(name, te
     doc = parse(text)
     edit.add_entry(doc, NOW, "the new note")
     out = doc.render()
-    assert _subsequence([line.rstrip("\r\n") for line in text.splitlines()], [line.rstrip("\r\n") for line in out.splitlines()])
+    assert _subsequence(
+        [line.rstrip("\r\n") for line in text.splitlines()], [line.rstrip("\r\n") for line in out.splitlines()]
+    )
     again = parse(out)
     assert again.render() == out
     entries = again.section(WORKING).entries
@@ -131,7 +132,10 @@ def test_a_missing_working_memory_goes_before_manual():
     doc = parse("## Priority Context\np\n## MANUAL\nm\n")
     edit.add_entry(doc, NOW, "e")
     out = doc.render()
-    assert out == "## Priority Context\np\n\n## Working Memory\n<!-- Session notes. Auto-pruned after 7 days. -->\n### 2026-11-23 15:40\ne\n\n## MANUAL\nm\n"
+    assert (
+        out
+        == "## Priority Context\np\n\n## Working Memory\n<!-- Session notes. Auto-pruned after 7 days. -->\n### 2026-11-23 15:40\ne\n\n## MANUAL\nm\n"
+    )
 
 
 def test_entries_are_pruned_after_seven_days_and_undated_ones_stay():

@@ -5,14 +5,16 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
-from omcm_core.testing import assert_valid_response, post_tool_payload, run_hook, session_start_payload
-
 from omcm_notepad.document import STAMP
+
+from omcm_core.testing import assert_valid_response, post_tool_payload, run_hook, session_start_payload
 
 
 def agent_answer(text, tool="Agent"):
     response = {"status": "completed", "prompt": "do it", "agentId": "a1", "content": [{"type": "text", "text": text}]}
-    return post_tool_payload(tool, {"prompt": "do it", "description": "d", "subagent_type": "general-purpose"}, response)
+    return post_tool_payload(
+        tool, {"prompt": "do it", "description": "d", "subagent_type": "general-purpose"}, response
+    )
 
 
 def notepad(project):
@@ -58,7 +60,9 @@ def test_under_a_warm_dispatcher_the_zone_is_the_callers_not_the_process(omcm_di
     import omcm_notepad
 
     monkeypatch.setenv("TZ", "UTC")  # the dispatcher's own zone
-    dispatch = omcm_dispatch(names={"notepad": omcm_notepad}, env={"CLAUDE_PROJECT_DIR": str(project), "TZ": ":Asia/Kathmandu"})
+    dispatch = omcm_dispatch(
+        names={"notepad": omcm_notepad}, env={"CLAUDE_PROJECT_DIR": str(project), "TZ": ":Asia/Kathmandu"}
+    )
     before = datetime.now(zoneinfo.ZoneInfo("Asia/Kathmandu")).replace(tzinfo=None)  # UTC+5:45
     dispatch(agent_answer("<remember>stamped</remember>"))
     after = datetime.now(zoneinfo.ZoneInfo("Asia/Kathmandu")).replace(tzinfo=None)
@@ -104,14 +108,20 @@ def test_a_project_without_a_notepad_is_left_untouched(env, project):
 
 def test_parallel_hooks_and_cli_writers_lose_no_entry(env, project):
     def hook(i):
-        return run_hook(agent_answer(f"<remember>hook note {i}</remember>"), env={**env, "OMCM__CORE__PLUGIN_BUDGET_MS": "60000"})
+        return run_hook(
+            agent_answer(f"<remember>hook note {i}</remember>"), env={**env, "OMCM__CORE__PLUGIN_BUDGET_MS": "60000"}
+        )
 
     def cli(i):
         import subprocess
         import sys
 
-        return subprocess.run([sys.executable, "-m", "omcm_core", "notepad", "add", f"cli note {i}"],
-                              env={**os.environ, **env}, capture_output=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "omcm_core", "notepad", "add", f"cli note {i}"],
+            env={**os.environ, **env},
+            capture_output=True,
+            timeout=60,
+        )
 
     with ThreadPoolExecutor(max_workers=24) as pool:  # hooks and CLI interleaved
         procs = [f.result() for f in [pool.submit(job, i) for i in range(12) for job in (hook, cli)]]

@@ -9,9 +9,10 @@ import pytest
 from omcm_core.testing import post_tool_payload, run_hook, session_start_payload
 
 
-
 def agent_answer(text):
-    return post_tool_payload("Agent", {"prompt": "p"}, {"status": "completed", "content": [{"type": "text", "text": text}]})
+    return post_tool_payload(
+        "Agent", {"prompt": "p"}, {"status": "completed", "content": [{"type": "text", "text": text}]}
+    )
 
 
 def out_of(proc):
@@ -88,7 +89,9 @@ def test_omc_as_a_file_is_refused(env, project):
 
 def test_no_project_no_file_anywhere(tmp_path):
     env = {"OMCM_LOAD_PLUGINS": "notepad", "OMCM_HOME": str(tmp_path / "home")}
-    payload = post_tool_payload("Agent", {}, {"content": [{"type": "text", "text": "<remember>x</remember>"}]}, cwd="relative/dir")
+    payload = post_tool_payload(
+        "Agent", {}, {"content": [{"type": "text", "text": "<remember>x</remember>"}]}, cwd="relative/dir"
+    )
     proc = run_hook(payload, env=env, cwd=str(tmp_path))
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert not list(tmp_path.rglob("notepad.md"))

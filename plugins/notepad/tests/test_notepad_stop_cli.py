@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import omcm_notepad
+
 from omcm_core import Result, hookimpl
 from omcm_core.testing import assert_valid_response, run_hook
 
@@ -13,8 +14,14 @@ PRIORITY = "## Priority Context\n<!-- ALWAYS loaded. -->\nShip only signed build
 
 
 def stop_payload(session="s", active=False, event="Stop"):
-    return {"session_id": session, "transcript_path": "/tmp/x.jsonl", "cwd": os.getcwd(), "hook_event_name": event,
-            "stop_hook_active": active, "last_assistant_message": "done"}
+    return {
+        "session_id": session,
+        "transcript_path": "/tmp/x.jsonl",
+        "cwd": os.getcwd(),
+        "hook_event_name": event,
+        "stop_hook_active": active,
+        "last_assistant_message": "done",
+    }
 
 
 class KeepGoing:
@@ -22,7 +29,11 @@ class KeepGoing:
 
     @hookimpl
     def stop(self, event):
-        return Result(block=True, reason="Work remains: finish the todo list.") if event.hook_event_name == "Stop" else None
+        return (
+            Result(block=True, reason="Work remains: finish the todo list.")
+            if event.hook_event_name == "Stop"
+            else None
+        )
 
 
 def write(project, text):
@@ -59,17 +70,27 @@ def test_stop_through_omcm_hook_with_notepad_alone_says_nothing(env, project):
 
 
 def omcm(env, *args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "omcm_core", "notepad", *args], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=60, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "omcm_core", "notepad", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
 
 
 def test_cli_add_show_stats_prune(env, project):
     assert omcm(env, "show").returncode == 1
     assert json.loads(omcm(env, "stats", "--json").stdout) == {"exists": False}
     assert omcm(env, "add", "use", "uv").stdout.startswith("entry added")
-    assert omcm(env, "add", "--priority", "deploy from main, token=hunter2hunter2").stdout.startswith("priority context replaced")
+    assert omcm(env, "add", "--priority", "deploy from main, token=hunter2hunter2").stdout.startswith(
+        "priority context replaced"
+    )
     shown = omcm(env, "show").stdout
-    assert "deploy from main, token=[REDACTED]" in shown and "hunter2" not in (project / ".omc" / "notepad.md").read_text()
+    assert (
+        "deploy from main, token=[REDACTED]" in shown and "hunter2" not in (project / ".omc" / "notepad.md").read_text()
+    )
     assert "\nuse uv\n" in shown
     stats = json.loads(omcm(env, "stats", "--json").stdout)
     assert stats["working_memory_entries"] == 1 and stats["priority_chars"] == len("deploy from main, token=[REDACTED]")
@@ -122,8 +143,14 @@ def test_with_the_real_persistent_mode_the_ralph_continuation_carries_the_priori
     pytest.importorskip("omcm_persistent_mode")
     write(project, PRIORITY)
     both = {**env, "OMCM_LOAD_PLUGINS": "notepad,persistent-mode"}
-    prompt = {"session_id": "ralph", "transcript_path": "/tmp/none.jsonl", "cwd": str(project),
-              "hook_event_name": "UserPromptSubmit", "permission_mode": "default", "prompt": "ralph-loop: write the parser"}
+    prompt = {
+        "session_id": "ralph",
+        "transcript_path": "/tmp/none.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "permission_mode": "default",
+        "prompt": "ralph-loop: write the parser",
+    }
     assert run_hook(prompt, env=both).returncode == 0
     out = json.loads(run_hook(stop_payload(session="ralph"), env=both).stdout)
     assert_valid_response("Stop", out)

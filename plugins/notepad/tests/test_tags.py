@@ -1,7 +1,6 @@
 """<remember> tags: which count, and what they become before they touch the notepad."""
 
 import pytest
-
 from omcm_notepad import tags
 from omcm_notepad.document import parse
 from omcm_notepad.edit import add_entry, new_document
@@ -14,20 +13,33 @@ CASES = [
     ("plain", "x <remember>use uv, not pip</remember> y", [Note("use uv, not pip", False)]),
     ("priority", "<remember priority>API base is /v2</remember>", [Note("API base is /v2", True)]),
     ("case and spaces", "<REMEMBER  Priority >A</Remember >", [Note("A", True)]),
-    ("both in order", "<remember>a</remember><remember priority>b</remember><remember>c</remember>",
-     [Note("a", False), Note("b", True), Note("c", False)]),
-    ("nested: the innermost wins", "<remember>outer <remember>inner</remember> tail</remember>", [Note("inner", False)]),
+    (
+        "both in order",
+        "<remember>a</remember><remember priority>b</remember><remember>c</remember>",
+        [Note("a", False), Note("b", True), Note("c", False)],
+    ),
+    (
+        "nested: the innermost wins",
+        "<remember>outer <remember>inner</remember> tail</remember>",
+        [Note("inner", False)],
+    ),
     ("unclosed is ignored", "<remember>never closed", []),
     ("unclosed before a closed one", "<remember>lost <remember priority>kept</remember>", [Note("kept", True)]),
     ("empty and blank are ignored", "<remember></remember><remember>  \n </remember>", []),
     ("other attributes are not tags", '<remember priority="high">x</remember><rememberx>y</remember>', []),
     ("multiline trimmed", "<remember>\n  line one  \nline two\n</remember>", [Note("line one\nline two", False)]),
-    ("secret masked", "<remember>key sk-ant-api03-abcdefghijklmnopqrstuvwxyz</remember>",
-     [Note("key [REDACTED:anthropic-key]", False)]),
+    (
+        "secret masked",
+        "<remember>key sk-ant-api03-abcdefghijklmnopqrstuvwxyz</remember>",
+        [Note("key [REDACTED:anthropic-key]", False)],
+    ),
     ("private span", "<remember>a <private>hidden</private> b</remember>", [Note("a [PRIVATE] b", False)]),
     ("control characters stripped", "<remember>a\x00b\x1b[31mc\x07\u2028d</remember>", [Note("ab[31mcd", False)]),
-    ("headings cannot be injected", "<remember>x\n## MANUAL\n  ### 2020-01-01 00:00\n```\n<!-- y</remember>",
-     [Note("x\n\\## MANUAL\n  \\### 2020-01-01 00:00\n\\```\n\\<!-- y", False)]),
+    (
+        "headings cannot be injected",
+        "<remember>x\n## MANUAL\n  ### 2020-01-01 00:00\n```\n<!-- y</remember>",
+        [Note("x\n\\## MANUAL\n  \\### 2020-01-01 00:00\n\\```\n\\<!-- y", False)],
+    ),
     ("a BOM cannot hide a heading", "<remember>x\n\ufeff## MANUAL</remember>", [Note("x\n\\## MANUAL", False)]),
     ("crlf", "<remember>a\r\nb\rc</remember>", [Note("a\nb\nc", False)]),
 ]
@@ -74,7 +86,14 @@ def test_a_note_cannot_break_the_notepads_sections():
     [
         ("plain <remember>s</remember>", "plain <remember>s</remember>"),
         ({"content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]}, "a\nb"),
-        ({"status": "completed", "prompt": "<remember>from the prompt</remember>", "content": [{"type": "text", "text": "c"}]}, "c"),
+        (
+            {
+                "status": "completed",
+                "prompt": "<remember>from the prompt</remember>",
+                "content": [{"type": "text", "text": "c"}],
+            },
+            "c",
+        ),
         ({"isAsync": True, "status": "async_launched", "prompt": "<remember>x</remember>"}, ""),
         ([{"type": "text", "text": "d"}], "d"),
         ({"content": "e"}, "e"),

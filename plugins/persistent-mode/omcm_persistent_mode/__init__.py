@@ -126,4 +126,6 @@ def session_end(event, ctx):
 def commands():
     from omcm_persistent_mode import cli
 
-    return [Command(name="ralph", help="ralph loops in this project: status, cancel", configure=cli.configure, run=cli.run)]
+    return [
+        Command(name="ralph", help="ralph loops in this project: status, cancel", configure=cli.configure, run=cli.run)
+    ]

@@ -31,8 +31,14 @@ def run(args, ctx) -> int:
         if not loops:
             print(f"no ralph loops in {project}")
         for r in loops:
-            verify = f", verification {r.verification_attempts}" + (" pending" if r.verification_pending else "") if r.verification_attempts else ""
-            print(f"{r.session_id}  {r.status:<14} {r.mode}  iteration {r.iteration}/{r.max_iterations}{verify}  {r.updated_at}  {r.task[:60]}")
+            verify = (
+                f", verification {r.verification_attempts}" + (" pending" if r.verification_pending else "")
+                if r.verification_attempts
+                else ""
+            )
+            print(
+                f"{r.session_id}  {r.status:<14} {r.mode}  iteration {r.iteration}/{r.max_iterations}{verify}  {r.updated_at}  {r.task[:60]}"
+            )
         if stories:
             print(prd.describe(stories).splitlines()[0])
         return 0

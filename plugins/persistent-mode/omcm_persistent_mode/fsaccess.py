@@ -18,18 +18,24 @@ import contextlib
 import json
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from omcm_core.files import (
-    atomic_write_json, ensure_confined_dir, file_lock, list_confined, read_confined_bytes, write_confined_atomic,
+    atomic_write_json,
+    ensure_confined_dir,
+    file_lock,
+    list_confined,
+    read_confined_bytes,
+    write_confined_atomic,
 )
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 MAX_STATE_BYTES = 1_000_000
 
 
-def read_json(project: Path, parts: Sequence[str]) -> Optional[Any]:
+def read_json(project: Path, parts: Sequence[str]) -> Any | None:
     """The JSON value in ``project/parts``, or None when it does not exist. Raises UnsafePathError, ValueError."""
     try:
         raw = read_confined_bytes(project, Path(*parts), max_bytes=MAX_STATE_BYTES, single_link=True)
@@ -52,7 +58,7 @@ def list_names(project: Path, parts: Sequence[str]) -> list:
     return list_confined(project, Path(*parts))
 
 
-def tail_lines(path: Optional[str], limit: int) -> list:
+def tail_lines(path: str | None, limit: int) -> list:
     """The complete lines in the last ``limit`` bytes of a regular file; [] when unreadable."""
     if not path:
         return []
@@ -80,7 +86,7 @@ def home_state_lock(folder: Path):
     return file_lock(folder / ".persistent-mode.lock")
 
 
-def read_home_json(folder: Path, name: str) -> Optional[Any]:
+def read_home_json(folder: Path, name: str) -> Any | None:
     try:
         raw = (folder / name).read_bytes()
     except FileNotFoundError:

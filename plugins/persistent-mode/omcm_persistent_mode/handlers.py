@@ -6,7 +6,6 @@ from attrs import evolve
 
 from omcm_core import Result
 from omcm_core.redact import mask
-
 from omcm_persistent_mode import fsaccess, keywords, prompts, skills, stopping, stores, todos
 from omcm_persistent_mode.state import RalphState, now
 
@@ -14,7 +13,7 @@ SEARCH_TOOLS = ("Grep", "Glob", "Read", "WebFetch")
 AGENT_TOOLS = ("Agent", "Task")
 
 
-def _context(parts) -> "Result | None":
+def _context(parts) -> Result | None:
     text = "\n\n".join(p for p in parts if p)
     return Result(additional_context=mask(text)) if text else None
 
@@ -23,7 +22,9 @@ def _recovery(session, ralph) -> str:
     note = session.recovery or {}
     text = prompts.RECOVERY.format(error=note.get("error", "unknown"), at=note.get("at", "?"))
     if ralph is not None and ralph.active:
-        text += prompts.RECOVERY_RALPH.format(iteration=ralph.iteration, max=ralph.max_iterations, task=ralph.task[:300])
+        text += prompts.RECOVERY_RALPH.format(
+            iteration=ralph.iteration, max=ralph.max_iterations, task=ralph.task[:300]
+        )
     return text
 
 
@@ -42,7 +43,9 @@ def _mode_change(event, ctx, config, found, session, parts):
     session = evolve(session, cancelled=False, mode="ultrawork" if found.mode == keywords.ULTRAWORK else session.mode)
     text = prompts.MODE_PROMPTS[found.mode]
     if found.mode in (keywords.RALPH, keywords.ULTRAWORK_RALPH):
-        ralph = RalphState(session_id=sid, mode=found.mode, task=mask(found.task)[:2000], max_iterations=config.max_iterations)
+        ralph = RalphState(
+            session_id=sid, mode=found.mode, task=mask(found.task)[:2000], max_iterations=config.max_iterations
+        )
         if stores.save_ralph(project, ralph, ctx.log):
             text += f"\nLoop: at most {config.max_iterations} iterations; state in .omc/ralph/."
         else:
@@ -82,7 +85,9 @@ def on_stop(event, ctx, config):
     if event.hook_event_name != "Stop" or not event.session_id:
         return None  # a subagent's stop is not the session's
     folder, project = ctx.session_dir(event.session_id), ctx.project_dir
-    limits = stopping.Limits(config.max_todo_attempts, config.max_verification_attempts, config.verify, config.todo_continuation)
+    limits = stopping.Limits(
+        config.max_todo_attempts, config.max_verification_attempts, config.verify, config.todo_continuation
+    )
     with fsaccess.home_state_lock(folder):
         session = stores.load_session(folder, ctx.log)
         ralph = stores.load_ralph(project, event.session_id, ctx.log)
@@ -105,8 +110,13 @@ def on_stop(event, ctx, config):
             return None  # an iteration that cannot be counted must not block: that could loop forever
         after = decision.session or session
         stores.save_session(folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0))
-    ctx.log.info("stop", outcome=decision.outcome, session_id=event.session_id, stop_hook_active=event.stop_hook_active,
-                 iteration=decision.ralph.iteration if decision.ralph else None)
+    ctx.log.info(
+        "stop",
+        outcome=decision.outcome,
+        session_id=event.session_id,
+        stop_hook_active=event.stop_hook_active,
+        iteration=decision.ralph.iteration if decision.ralph else None,
+    )
     if decision.block:
         return Result(block=True, reason=mask(decision.reason or ""), system_message=decision.system_message)
     return Result(system_message=decision.system_message) if decision.system_message else None
@@ -142,7 +152,10 @@ def on_session_start(event, ctx, config):
             # The compacted conversation may have lost what was injected: give it again when asked.
             session = evolve(session, skills=())
             if ralph is not None and ralph.active:
-                parts.append(prompts.MODE_PROMPTS[ralph.mode] + f"\nTask: {ralph.task}\nIteration {ralph.iteration}/{ralph.max_iterations}")
+                parts.append(
+                    prompts.MODE_PROMPTS[ralph.mode]
+                    + f"\nTask: {ralph.task}\nIteration {ralph.iteration}/{ralph.max_iterations}"
+                )
             elif session.mode:
                 parts.append(prompts.MODE_PROMPTS[session.mode])
         stores.save_session(folder, session)

@@ -9,7 +9,6 @@ part of a path, a file name or an identifier: ``uw`` in ``uwsgi``,
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from attrs import frozen
 
@@ -29,7 +28,7 @@ _CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
 _NOTIFICATION = re.compile(r"^\s*<task-notification>")
 
 
-def _word(alternatives: str) -> "re.Pattern[str]":
+def _word(alternatives: str) -> re.Pattern[str]:
     # Not after a word character, slash, backslash, dot or dash; not before a word
     # character, slash, backslash, dash, or a dot that continues a name (uw.py).
     return re.compile(rf"(?<![\w/\\.\-])(?:{alternatives})(?![\w/\\\-]|\.\w)", re.I)
@@ -46,7 +45,7 @@ HINTS = {
 class Detection:
     """What a prompt asks for. ``mode`` is None when no mode keyword is present."""
 
-    mode: Optional[str] = None
+    mode: str | None = None
     task: str = ""
     cancel: bool = False
     hints: tuple = ()
@@ -75,7 +74,7 @@ def detect(prompt: str) -> Detection:
     for mode, pattern in _COMMANDS:
         match = pattern.match(text)
         if match:
-            return Detection(mode=mode, task=_clean(text[match.end():]), hints=hints)
+            return Detection(mode=mode, task=_clean(text[match.end() :]), hints=hints)
     if _ULTRAWORK_WORD.search(text):
         return Detection(mode=ULTRAWORK, task=_clean(_ULTRAWORK_WORD.sub(" ", text)), hints=hints)
     return Detection(task=_clean(text), hints=hints)

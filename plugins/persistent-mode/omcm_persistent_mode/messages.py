@@ -7,8 +7,6 @@ deterministic. The progress line, the next task and the iteration follow.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from attrs import frozen
 
 TODO, ULTRAWORK, RALPH, ULTRAWORK_RALPH = "todo", "ultrawork", "ralph-loop", "ultrawork-ralph"
@@ -22,7 +20,10 @@ POOLS = {
         ("Task Persistence Active", "Open todos are still on the list. Resume with the next pending task."),
     ),
     ULTRAWORK: (
-        ("Ultrawork Continues", "Ultrawork is on and todos are still pending. Parallelise what is independent and continue."),
+        (
+            "Ultrawork Continues",
+            "Ultrawork is on and todos are still pending. Parallelise what is independent and continue.",
+        ),
         ("Full Throughput", "Pending todos remain in ultrawork mode. Delegate in parallel and finish them."),
         ("Ultrawork Persistence", "The ultrawork task is not done: keep working through the open todos."),
     ),
@@ -30,7 +31,10 @@ POOLS = {
         ("Ralph Loop Continuation", "The task is not complete yet. Continue working on it."),
         ("The Promise Binds You", "No completion promise yet. Keep going until the task is really done."),
         ("Persistence Required", "The loop continues: pick up where you left off."),
-        ("Continue or Verify", "Continue the task, or, if it is truly finished, check it and make the completion promise."),
+        (
+            "Continue or Verify",
+            "Continue the task, or, if it is truly finished, check it and make the completion promise.",
+        ),
         ("Sisyphean Persistence", "Another iteration: move the task forward."),
     ),
     ULTRAWORK_RALPH: (
@@ -47,14 +51,14 @@ PROMISE_HINT = "When everything is done and checked, end your message with <prom
 class Progress:
     """Where the work stands. Counts are None when no todo list or PRD is known."""
 
-    completed: Optional[int] = None
-    total: Optional[int] = None
-    next_task: Optional[str] = None
-    iteration: Optional[int] = None
-    max_iterations: Optional[int] = None
+    completed: int | None = None
+    total: int | None = None
+    next_task: str | None = None
+    iteration: int | None = None
+    max_iterations: int | None = None
 
 
-def progress_line(progress: Progress) -> Optional[str]:
+def progress_line(progress: Progress) -> str | None:
     if progress.total is None or progress.completed is None:
         return None
     remaining = progress.total - progress.completed

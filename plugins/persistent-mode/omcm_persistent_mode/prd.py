@@ -10,7 +10,7 @@ A story is done when ``passes`` is true or ``status`` is done/complete/completed
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from attrs import frozen
 
@@ -48,7 +48,7 @@ def stories(data: Any) -> list:
     return found
 
 
-def next_story(found: list) -> Optional[str]:
+def next_story(found: list) -> str | None:
     for story in found:
         if not story.done:
             return f"{story.id} {story.title}".strip()

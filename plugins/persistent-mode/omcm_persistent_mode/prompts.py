@@ -51,13 +51,21 @@ You claimed the task is complete. Before the loop ends, verify the claim (ideall
 Then end your message with <oracle-approved> if it all holds, or <oracle-rejected> followed by what is missing, and keep working on it.
 {prd}"""
 
-REJECTED = "[persistent-mode: ralph loop] The verification rejected the completion claim:\n{feedback}\nFix what is missing, then claim completion again with " + PROMISE + "."
+REJECTED = (
+    "[persistent-mode: ralph loop] The verification rejected the completion claim:\n{feedback}\nFix what is missing, then claim completion again with "
+    + PROMISE
+    + "."
+)
 
 AUTO_APPROVED = "persistent-mode: the ralph loop ended after {attempts} verification requests without a verdict; the completion claim was accepted unverified."
-CLIENT_CAP = ("persistent-mode paused: Claude Code allows {cap} Stop continuations in a row "
-              "(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP). The mode is still on: send any message to go on, raise that "
-              "limit for longer runs, or /cancel-ralph to end it.")
-MAX_ITERATIONS = "persistent-mode: the ralph loop stopped at its limit of {max} iterations without a completion promise."
+CLIENT_CAP = (
+    "persistent-mode paused: Claude Code allows {cap} Stop continuations in a row "
+    "(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP). The mode is still on: send any message to go on, raise that "
+    "limit for longer runs, or /cancel-ralph to end it."
+)
+MAX_ITERATIONS = (
+    "persistent-mode: the ralph loop stopped at its limit of {max} iterations without a completion promise."
+)
 
 AGENT_REMINDER = """[persistent-mode: agent usage] {count} direct search/read calls ({tools}) in this session so far. Wide searches and research run faster and keep this context smaller when delegated: start several Agent subagents in parallel (for example subagent_type "Explore" for the codebase, a general one for web research), each with one focused question, and work on their summaries."""
 

@@ -13,7 +13,7 @@ A record that does not parse is logged and replaced by a fresh one.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 from attrs import field, frozen
@@ -52,14 +52,14 @@ class RalphState:
 
 @frozen(kw_only=True)
 class SessionState:
-    mode: Optional[str] = field(default=None, validator=optional(in_(("ultrawork",))))
+    mode: str | None = field(default=None, validator=optional(in_(("ultrawork",))))
     cancelled: bool = field(default=False, validator=instance_of(bool))
     todo_attempts: int = field(default=0, validator=_int)
     #: Completed todos when the last continuation was sent: more now means progress.
-    todo_completed_at_block: Optional[int] = field(default=None, validator=optional(instance_of(int)))
+    todo_completed_at_block: int | None = field(default=None, validator=optional(instance_of(int)))
     skills: tuple = field(default=(), converter=tuple)
     search_calls: int = field(default=0, validator=_int)
-    recovery: Optional[dict] = field(default=None, validator=optional(instance_of(dict)))
+    recovery: dict | None = field(default=None, validator=optional(instance_of(dict)))
     #: Stops blocked in a row in the current turn: Claude Code overrides a block past its own cap.
     stop_blocks: int = field(default=0, validator=_int)
 
@@ -73,7 +73,11 @@ def from_json(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise ValueError("state is not a JSON object")
     known = {a.name for a in attrs.fields(cls)}
-    if any(isinstance(v, bool) for k, v in data.items() if k in ("iteration", "max_iterations", "todo_attempts", "stop_blocks")):
+    if any(
+        isinstance(v, bool)
+        for k, v in data.items()
+        if k in ("iteration", "max_iterations", "todo_attempts", "stop_blocks")
+    ):
         raise ValueError("a counter is a boolean")
     try:
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -17,7 +17,6 @@ bounded by a counter that only a real step forward resets:
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from attrs import evolve, frozen
 
@@ -42,16 +41,16 @@ class Limits:
 @frozen
 class Decision:
     block: bool = False
-    reason: Optional[str] = None
+    reason: str | None = None
     #: A warning for the user (loop ended at a limit, claim auto-approved).
-    system_message: Optional[str] = None
-    ralph: Optional[RalphState] = None
-    session: Optional[SessionState] = None
+    system_message: str | None = None
+    ralph: RalphState | None = None
+    session: SessionState | None = None
     #: What happened, for the log.
     outcome: str = "none"
 
 
-def _progress(todos: Optional[TodoList], stories: list, ralph: Optional[RalphState] = None) -> messages.Progress:
+def _progress(todos: TodoList | None, stories: list, ralph: RalphState | None = None) -> messages.Progress:
     iteration = (ralph.iteration, ralph.max_iterations) if ralph else (None, None)
     if todos is not None and todos.total:
         return messages.Progress(todos.completed, todos.total, todos.next_task(), *iteration)
@@ -61,14 +60,20 @@ def _progress(todos: Optional[TodoList], stories: list, ralph: Optional[RalphSta
     return messages.Progress(None, None, None, *iteration)
 
 
-def _end(ralph: RalphState, status: str, outcome: str, warning: Optional[str] = None) -> Decision:
-    return Decision(ralph=evolve(ralph, status=status, verification_pending=False, updated_at=now()), system_message=warning, outcome=outcome)
+def _end(ralph: RalphState, status: str, outcome: str, warning: str | None = None) -> Decision:
+    return Decision(
+        ralph=evolve(ralph, status=status, verification_pending=False, updated_at=now()),
+        system_message=warning,
+        outcome=outcome,
+    )
 
 
 def _continue(ralph: RalphState, todos, stories, prefix: str = "") -> Decision:
     step = evolve(ralph, iteration=ralph.iteration + 1, verification_pending=False, updated_at=now())
     if step.iteration > ralph.max_iterations:
-        return _end(ralph, "max_iterations", "ralph_max_iterations", prompts.MAX_ITERATIONS.format(max=ralph.max_iterations))
+        return _end(
+            ralph, "max_iterations", "ralph_max_iterations", prompts.MAX_ITERATIONS.format(max=ralph.max_iterations)
+        )
     text = messages.continuation(ralph.mode, step.iteration, _progress(todos, stories, step))
     return Decision(block=True, reason=prefix + text, ralph=step, outcome="ralph_continue")
 
@@ -78,18 +83,20 @@ def _verify(ralph: RalphState, limits: Limits, stories) -> Decision:
         warning = prompts.AUTO_APPROVED.format(attempts=ralph.verification_attempts)
         return _end(ralph, "auto_approved", "ralph_auto_approved", warning)
     attempt = ralph.verification_attempts + 1
-    text = prompts.VERIFY.format(attempt=attempt, max_attempts=limits.max_verification_attempts, prd=prd.describe(stories))
+    text = prompts.VERIFY.format(
+        attempt=attempt, max_attempts=limits.max_verification_attempts, prd=prd.describe(stories)
+    )
     step = evolve(ralph, verification_pending=True, verification_attempts=attempt, updated_at=now())
     return Decision(block=True, reason=text, ralph=step, outcome="ralph_verify")
 
 
-def ralph_step(ralph: RalphState, message: Optional[str], limits: Limits, todos, stories) -> Decision:
+def ralph_step(ralph: RalphState, message: str | None, limits: Limits, todos, stories) -> Decision:
     """One Stop of an active ralph loop."""
     text = message or ""
     if ralph.verification_pending:
         rejected = REJECTED.search(text)
         if rejected:
-            feedback = text[rejected.end():].strip()[:MAX_FEEDBACK] or "(no details given)"
+            feedback = text[rejected.end() :].strip()[:MAX_FEEDBACK] or "(no details given)"
             return _continue(ralph, todos, stories, prompts.REJECTED.format(feedback=feedback) + "\n\n")
         if APPROVED.search(text):
             return _end(ralph, "completed", "ralph_verified")
@@ -101,7 +108,7 @@ def ralph_step(ralph: RalphState, message: Optional[str], limits: Limits, todos,
     return _continue(ralph, todos, stories)
 
 
-def todo_step(session: SessionState, todos: Optional[TodoList], limits: Limits) -> Decision:
+def todo_step(session: SessionState, todos: TodoList | None, limits: Limits) -> Decision:
     """Ultrawork or plain todo continuation, bounded by attempts without progress."""
     ultrawork = session.mode == "ultrawork"
     if session.cancelled or todos is None or todos.pending == 0:
@@ -140,7 +147,9 @@ def pause_at_client_cap(cap: int) -> Decision:
     return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
 
 
-def decide(ralph: Optional[RalphState], session: SessionState, message: Optional[str], todos, stories, limits: Limits) -> Decision:
+def decide(
+    ralph: RalphState | None, session: SessionState, message: str | None, todos, stories, limits: Limits
+) -> Decision:
     if ralph is not None and ralph.active:
         return ralph_step(ralph, message, limits, todos, stories)
     return todo_step(session, todos, limits)

@@ -8,10 +8,8 @@ corrupt record is logged and treated as absent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 from omcm_core.files import UnsafePathError
-
 from omcm_persistent_mode import fsaccess, prd, state
 from omcm_persistent_mode.state import RalphState, SessionState
 
@@ -29,7 +27,7 @@ def save_session(folder: Path, session: SessionState) -> None:
     fsaccess.write_home_json(folder, state.SESSION_FILE, state.to_json(session))
 
 
-def load_ralph(project: Optional[Path], session_id: Optional[str], log) -> Optional[RalphState]:
+def load_ralph(project: Path | None, session_id: str | None, log) -> RalphState | None:
     if project is None or not session_id:
         return None
     parts = state.ralph_parts(session_id)
@@ -43,7 +41,7 @@ def load_ralph(project: Optional[Path], session_id: Optional[str], log) -> Optio
     return None
 
 
-def save_ralph(project: Optional[Path], ralph: RalphState, log) -> bool:
+def save_ralph(project: Path | None, ralph: RalphState, log) -> bool:
     """True when written; False (logged) when the project refuses it."""
     if project is None:
         return False
@@ -57,7 +55,7 @@ def save_ralph(project: Optional[Path], ralph: RalphState, log) -> bool:
     return False
 
 
-def load_stories(project: Optional[Path], log) -> list:
+def load_stories(project: Path | None, log) -> list:
     if project is None:
         return []
     try:

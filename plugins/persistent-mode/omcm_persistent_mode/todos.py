@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from attrs import frozen
 
@@ -52,7 +53,7 @@ class TodoList:
     def pending(self) -> int:
         return self.total - self.completed
 
-    def next_task(self) -> Optional[str]:
+    def next_task(self) -> str | None:
         """The task in progress, else the first pending one."""
         for wanted in ("in_progress", None):
             for todo in self.items:
@@ -79,7 +80,7 @@ def _blocks(record: dict) -> list:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _todowrite(payload: Any) -> Optional[tuple]:
+def _todowrite(payload: Any) -> tuple | None:
     todos = payload.get("todos") if isinstance(payload, dict) else None
     if not isinstance(todos, list):
         return None
@@ -125,9 +126,9 @@ class _Tasks:
             self.tasks.setdefault(str(task_id), Todo(subject, "pending"))
 
 
-def extract(lines: Iterable[bytes]) -> Optional[TodoList]:
+def extract(lines: Iterable[bytes]) -> TodoList | None:
     """The session's current todo list, or None when the transcript shows none."""
-    latest_write: Optional[tuple] = None
+    latest_write: tuple | None = None
     tasks = _Tasks()
     write_at = tasks_at = -1
     for index, record in enumerate(_records(lines)):
@@ -149,7 +150,7 @@ def extract(lines: Iterable[bytes]) -> Optional[TodoList]:
     return None
 
 
-def last_assistant_text(lines: list) -> Optional[str]:
+def last_assistant_text(lines: list) -> str | None:
     """The text of the newest main-thread assistant message (the transcript may lag the Stop)."""
     for line in reversed(lines):
         if b'"assistant"' not in line or b'"text"' not in line:

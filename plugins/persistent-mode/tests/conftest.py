@@ -60,7 +60,9 @@ class Session:
 
     def omcm(self, *args: str) -> subprocess.CompletedProcess:
         env = {**__import__("os").environ, **self.env}
-        return subprocess.run([sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env=env, timeout=60
+        )
 
     def log_lines(self) -> list:
         lines = []
@@ -77,14 +79,26 @@ def todo_write(todos, sidechain=False) -> dict:
     return {
         "type": "assistant",
         "isSidechain": sidechain,
-        "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_x", "name": "TodoWrite", "input": {"todos": [
-                {"content": c, "status": s, "activeForm": c} for c, s in todos]}}]},
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_x",
+                    "name": "TodoWrite",
+                    "input": {"todos": [{"content": c, "status": s, "activeForm": c} for c, s in todos]},
+                }
+            ],
+        },
     }
 
 
 def assistant_text(text) -> dict:
-    return {"type": "assistant", "isSidechain": False, "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
 
 
 @pytest.fixture

@@ -22,8 +22,20 @@ def test_ralph_loop_blocks_with_iterations_until_the_promise_then_verifies(sessi
     second = s.stop("Added the routes.", active=True)
     assert "Iteration 2/50" in second["reason"] and second["reason"] != first["reason"]  # rotated
     # The completion promise: one verification request, with the PRD's checklist.
-    (s.project / ".omc" / "prd.json").write_text(json.dumps({"userStories": [
-        {"id": "US-001", "title": "CRUD endpoints", "acceptanceCriteria": ["GET /todos lists"], "passes": True}]}))
+    (s.project / ".omc" / "prd.json").write_text(
+        json.dumps(
+            {
+                "userStories": [
+                    {
+                        "id": "US-001",
+                        "title": "CRUD endpoints",
+                        "acceptanceCriteria": ["GET /todos lists"],
+                        "passes": True,
+                    }
+                ]
+            }
+        )
+    )
     verify = s.stop("All done. <promise>TASK_COMPLETE</promise>", active=True)
     assert verify["decision"] == "block" and "verification 1/3" in verify["reason"]
     assert "US-001: CRUD endpoints" in verify["reason"] and "GET /todos lists" in verify["reason"]
@@ -107,8 +119,12 @@ def test_config_switch_turns_everything_off(session):
 def test_subagent_stop_is_never_blocked(session):
     s = session()
     s.prompt("/ralph-loop x")
-    assert s.hook("SubagentStop", stop_hook_active=False, agent_id="a1", agent_type="Explore",
-                  last_assistant_message="done") is None
+    assert (
+        s.hook(
+            "SubagentStop", stop_hook_active=False, agent_id="a1", agent_type="Explore", last_assistant_message="done"
+        )
+        is None
+    )
 
 
 def test_ralph_state_is_private_and_omc_follows_the_umask(session):
@@ -164,8 +180,11 @@ def test_hard_linked_prd_and_fifo_state_are_refused(session, tmp_path):
     os.unlink(s.project / ".omc" / "ralph" / "sess-1.json")
     os.mkfifo(s.project / ".omc" / "ralph" / "sess-1.json")  # a blocking read would hang the hook
     assert s.stop("working") is None
-    assert any("sess-1.json" in line["why"] and "not a regular file" in line["why"]
-               for line in s.log_lines() if line.get("event") == "project_file_refused")
+    assert any(
+        "sess-1.json" in line["why"] and "not a regular file" in line["why"]
+        for line in s.log_lines()
+        if line.get("event") == "project_file_refused"
+    )
 
 
 def test_corrupt_state_fails_open(session):

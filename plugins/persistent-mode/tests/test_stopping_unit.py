@@ -1,7 +1,6 @@
 """The Stop decision, table-driven: which mode wins, what each counter allows, and when it ends."""
 
 import pytest
-
 from omcm_persistent_mode import prd, stopping
 from omcm_persistent_mode.state import RalphState, SessionState
 from omcm_persistent_mode.todos import Todo, TodoList
@@ -24,15 +23,87 @@ def ralph(**kw):
         ("all todos done", None, SessionState(mode="ultrawork"), "", DONE, False, "none"),
         ("no todo list", None, SessionState(), "", None, False, "none"),
         ("cancelled session", None, SessionState(cancelled=True), "", PENDING, False, "none"),
-        ("ended loop falls through to todos", ralph(status="completed"), SessionState(), "", PENDING, True, "todo_continue"),
-        ("attempts used up", None, SessionState(todo_attempts=5, todo_completed_at_block=1), "", PENDING, False, "todo_attempts_exhausted"),
-        ("progress resets the attempts", None, SessionState(todo_attempts=5, todo_completed_at_block=0), "", PENDING, True, "todo_continue"),
-        ("promise asks for verification", ralph(), SessionState(), "<promise>DONE</promise>", None, True, "ralph_verify"),
-        ("approved ends the loop", ralph(verification_pending=True, verification_attempts=1), SessionState(), "<oracle-approved>", None, False, "ralph_verified"),
-        ("rejected continues", ralph(verification_pending=True, verification_attempts=1), SessionState(), "<oracle-rejected> no", None, True, "ralph_continue"),
-        ("rejection wins over approval", ralph(verification_pending=True, verification_attempts=1), SessionState(), "<oracle-approved> <oracle-rejected> no", None, True, "ralph_continue"),
-        ("no verdict asks again", ralph(verification_pending=True, verification_attempts=1), SessionState(), "hm", None, True, "ralph_verify"),
-        ("no verdict after the cap", ralph(verification_pending=True, verification_attempts=3), SessionState(), "hm", None, False, "ralph_auto_approved"),
+        (
+            "ended loop falls through to todos",
+            ralph(status="completed"),
+            SessionState(),
+            "",
+            PENDING,
+            True,
+            "todo_continue",
+        ),
+        (
+            "attempts used up",
+            None,
+            SessionState(todo_attempts=5, todo_completed_at_block=1),
+            "",
+            PENDING,
+            False,
+            "todo_attempts_exhausted",
+        ),
+        (
+            "progress resets the attempts",
+            None,
+            SessionState(todo_attempts=5, todo_completed_at_block=0),
+            "",
+            PENDING,
+            True,
+            "todo_continue",
+        ),
+        (
+            "promise asks for verification",
+            ralph(),
+            SessionState(),
+            "<promise>DONE</promise>",
+            None,
+            True,
+            "ralph_verify",
+        ),
+        (
+            "approved ends the loop",
+            ralph(verification_pending=True, verification_attempts=1),
+            SessionState(),
+            "<oracle-approved>",
+            None,
+            False,
+            "ralph_verified",
+        ),
+        (
+            "rejected continues",
+            ralph(verification_pending=True, verification_attempts=1),
+            SessionState(),
+            "<oracle-rejected> no",
+            None,
+            True,
+            "ralph_continue",
+        ),
+        (
+            "rejection wins over approval",
+            ralph(verification_pending=True, verification_attempts=1),
+            SessionState(),
+            "<oracle-approved> <oracle-rejected> no",
+            None,
+            True,
+            "ralph_continue",
+        ),
+        (
+            "no verdict asks again",
+            ralph(verification_pending=True, verification_attempts=1),
+            SessionState(),
+            "hm",
+            None,
+            True,
+            "ralph_verify",
+        ),
+        (
+            "no verdict after the cap",
+            ralph(verification_pending=True, verification_attempts=3),
+            SessionState(),
+            "hm",
+            None,
+            False,
+            "ralph_auto_approved",
+        ),
         ("the cap", ralph(iteration=50), SessionState(), "working", None, False, "ralph_max_iterations"),
         ("the last allowed iteration", ralph(iteration=49), SessionState(), "working", None, True, "ralph_continue"),
     ],
@@ -53,7 +124,9 @@ def test_ralph_block_counts_an_iteration_and_uses_the_prd_when_there_are_no_todo
 
 
 def test_without_verification_the_promise_completes_at_once():
-    decision = stopping.decide(ralph(), SessionState(), "<promise>TASK_COMPLETE</promise>", None, [], stopping.Limits(verify=False))
+    decision = stopping.decide(
+        ralph(), SessionState(), "<promise>TASK_COMPLETE</promise>", None, [], stopping.Limits(verify=False)
+    )
     assert (decision.block, decision.ralph.status) == (False, "completed")
 
 
@@ -66,7 +139,16 @@ def test_todo_continuation_off_leaves_plain_todos_but_not_ultrawork():
 @pytest.mark.parametrize(
     "data, done",
     [
-        ({"userStories": [{"id": "1", "passes": True}, {"id": "2", "status": "Completed"}, {"id": "3", "status": "todo"}]}, [True, True, False]),
+        (
+            {
+                "userStories": [
+                    {"id": "1", "passes": True},
+                    {"id": "2", "status": "Completed"},
+                    {"id": "3", "status": "todo"},
+                ]
+            },
+            [True, True, False],
+        ),
         ({"userStories": "nope"}, []),
         (["not", "a", "prd"], []),
         (None, []),

@@ -57,16 +57,55 @@ def test_subagent_todos_are_not_the_sessions(session, todo_write):
 def test_task_tools_are_read_too(session):
     s = session()
     s.write_transcript(
-        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "TaskCreate",
-                                                         "input": {"subject": "Shadows", "description": "d", "activeForm": "a"}}]}},
-        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1",
-                                                   "content": "Task #1 created successfully: Shadows"}]},
-         "toolUseResult": {"task": {"id": "1", "subject": "Shadows"}}},
-        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t2", "name": "TaskCreate",
-                                                         "input": {"subject": "Owls"}}]}},
-        {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "content": "Task #2 created successfully: Owls"}]}},
-        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t3", "name": "TaskUpdate",
-                                                         "input": {"taskId": "1", "status": "completed"}}]}},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "TaskCreate",
+                        "input": {"subject": "Shadows", "description": "d", "activeForm": "a"},
+                    }
+                ]
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "Task #1 created successfully: Shadows"}
+                ]
+            },
+            "toolUseResult": {"task": {"id": "1", "subject": "Shadows"}},
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [{"type": "tool_use", "id": "t2", "name": "TaskCreate", "input": {"subject": "Owls"}}]
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "Task #2 created successfully: Owls"}
+                ]
+            },
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t3",
+                        "name": "TaskUpdate",
+                        "input": {"taskId": "1", "status": "completed"},
+                    }
+                ]
+            },
+        },
     )
     out = s.stop()
     assert "[1/2 completed, 1 remaining]" in out["reason"] and "Next task: Owls" in out["reason"]
@@ -178,7 +217,9 @@ def test_replay_real_transcripts_finds_their_todos(shared_fixtures, session):
     for name in writers:
         assert s.stop(transcript_path=str(folder / name)) is None
     lines = (folder / writers[0]).read_text().splitlines(keepends=True)
-    cut = next(i for i, line in enumerate(lines) if '"TodoWrite"' in line and '"isSidechain":false' in line.replace(" ", ""))
+    cut = next(
+        i for i, line in enumerate(lines) if '"TodoWrite"' in line and '"isSidechain":false' in line.replace(" ", "")
+    )
     s.transcript.write_text("".join(lines[: cut + 1]))
     first = todos.extract(lines[cut].encode().split(b"\n"))
     out = s.stop()
@@ -191,8 +232,10 @@ def test_a_background_agents_answer_switches_nothing_on(session, todo_write):
     s.write_transcript(todo_write(THREE))
     assert s.stop()["decision"] == "block"  # attempt 1
     # The client hands a background agent's answer back as a prompt: tool output, not the user.
-    notification = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n"
-                    "<result>ultrawork now. Run git log and search everything.</result>\n</task-notification>")
+    notification = (
+        "<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n"
+        "<result>ultrawork now. Run git log and search everything.</result>\n</task-notification>"
+    )
     assert s.prompt(notification) is None
     state = json.loads((s.home / "sessions" / s.session_id / "persistent-mode.json").read_text())
     assert (state["mode"], state["todo_attempts"], state["skills"]) == (None, 1, [])

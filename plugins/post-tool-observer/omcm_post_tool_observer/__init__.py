@@ -153,7 +153,7 @@ def doctor_report(ctx):
     from omcm_post_tool_observer import embedder, storage, worker
 
     storage.ready(ctx.store)
-    (count, size), = ctx.store.query("SELECT count(*), coalesce(sum(bytes), 0) FROM observer_events")
+    ((count, size),) = ctx.store.query("SELECT count(*), coalesce(sum(bytes), 0) FROM observer_events")
     config = ctx.config(ObserverConfig)
     report = {
         "observations": count,
@@ -161,13 +161,19 @@ def doctor_report(ctx):
         "store_bytes": ctx.store.size_bytes(),
         "pending_embeddings": storage.pending_jobs(ctx.store),
         "embedding_worker": "running" if worker.running(ctx.data_dir()) else "not running",
-        "semantic_search": "available" if embedder.available() else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
+        "semantic_search": "available"
+        if embedder.available()
+        else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
     }
     if report["pending_embeddings"] and not embedder.available():
-        report["embedding_queue"] = (f"{report['pending_embeddings']} jobs wait for a worker that cannot run without the "
-                                     "[embeddings] extra; none are added, these are dropped at the next prune")
+        report["embedding_queue"] = (
+            f"{report['pending_embeddings']} jobs wait for a worker that cannot run without the "
+            "[embeddings] extra; none are added, these are dropped at the next prune"
+        )
     if size > config.max_mb * 1024 * 1024 * 1.1:
-        report["problems"] = [f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"]
+        report["problems"] = [
+            f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"
+        ]
     return report
 
 
@@ -176,6 +182,13 @@ def commands():
     from omcm_post_tool_observer import cli
 
     return [
-        Command(name="search", help="search your recorded tool calls", configure=cli.configure_search, run=cli.run_search),
-        Command(name="observer-worker", help="embed pending observations and prune old ones", configure=cli.configure_worker, run=cli.run_worker),
+        Command(
+            name="search", help="search your recorded tool calls", configure=cli.configure_search, run=cli.run_search
+        ),
+        Command(
+            name="observer-worker",
+            help="embed pending observations and prune old ones",
+            configure=cli.configure_worker,
+            run=cli.run_worker,
+        ),
     ]

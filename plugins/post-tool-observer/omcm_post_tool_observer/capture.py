@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from omcm_core.redact import mask, mask_head, mask_structured, mask_tail
 
@@ -23,10 +24,30 @@ MARKER = "\n...[TRUNCATED]...\n"
 WEBFETCH_CHARS = 500
 
 FILE_TYPES = {
-    ".py": "python", ".ts": "typescript", ".tsx": "typescript", ".js": "javascript", ".jsx": "javascript",
-    ".mjs": "javascript", ".rs": "rust", ".go": "go", ".java": "java", ".rb": "ruby", ".md": "markdown",
-    ".json": "json", ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".sh": "shell", ".html": "html",
-    ".css": "css", ".sql": "sql", ".c": "c", ".h": "c", ".cpp": "cpp", ".ex": "elixir", ".exs": "elixir",
+    ".py": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".rb": "ruby",
+    ".md": "markdown",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".sh": "shell",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".ex": "elixir",
+    ".exs": "elixir",
 }
 _EXIT = re.compile(r"^Exit code (\d+)")
 
@@ -57,7 +78,7 @@ def mask_and_truncate(text: str) -> str:
     return truncate(text)
 
 
-def file_type(path: Optional[str]) -> Optional[str]:
+def file_type(path: str | None) -> str | None:
     if not path:
         return None
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -73,11 +94,11 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _lines(text: Optional[str]) -> Optional[int]:
+def _lines(text: str | None) -> int | None:
     return None if text is None else len(text.splitlines())
 
 
-def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any, error: Optional[str]) -> tuple[str, dict]:
+def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any, error: str | None) -> tuple[str, dict]:
     """(compressed output, per-tool metadata) for one call."""
     r = response if isinstance(response, Mapping) else {}
     meta: dict[str, Any] = {}
@@ -130,7 +151,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     return mask_and_truncate(output), mask_structured(meta)
 
 
-def observation(event, duration_ms: Optional[float], prompt_index: int, tool_index: int) -> dict[str, Any]:
+def observation(event, duration_ms: float | None, prompt_index: int, tool_index: int) -> dict[str, Any]:
     """The seed's ToolObservation payload, masked and size-capped."""
     output, meta = output_and_metadata(event.tool_name, event.tool_input, event.tool_response, event.error)
     tool_input = mask_structured(event.tool_input)  # {"password": ...} by key name, then by shape

@@ -18,7 +18,9 @@ def configure_search(parser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--semantic", action="store_true", help="rank by meaning (needs the [embeddings] extra)")
     mode.add_argument("--hybrid", action="store_true", help="full text and meaning together")
-    parser.add_argument("--json", action="store_true", help="machine-readable output, with each call's full stored output")
+    parser.add_argument(
+        "--json", action="store_true", help="machine-readable output, with each call's full stored output"
+    )
 
 
 def run_search(args, ctx) -> int:
@@ -43,8 +45,11 @@ def _search(args, ctx) -> int:
     elif args.semantic:
         hits, mode = search.semantic(ctx.store, text, filters, limit), "semantic"
         if hits is None:
-            print("omcm search: semantic search needs the [embeddings] extra and embedded observations; "
-                  "showing full-text results.", file=sys.stderr)
+            print(
+                "omcm search: semantic search needs the [embeddings] extra and embedded observations; "
+                "showing full-text results.",
+                file=sys.stderr,
+            )
             hits, mode = search.full_text(ctx.store, text, filters, limit), "full-text"
     elif args.hybrid:
         hits, mode = search.hybrid(ctx.store, text, filters, limit), "hybrid"
@@ -85,8 +90,9 @@ def _print_hit(hit: dict, mode: str) -> None:
 
 def configure_worker(parser) -> None:
     parser.add_argument("--prune", action="store_true", help="only apply retention (age, size) and VACUUM")
-    parser.add_argument("--idle", type=float, default=60.0, metavar="SECONDS",
-                        help="exit after this long without a job (default 60)")
+    parser.add_argument(
+        "--idle", type=float, default=60.0, metavar="SECONDS", help="exit after this long without a job (default 60)"
+    )
 
 
 def run_worker(args, ctx) -> int:

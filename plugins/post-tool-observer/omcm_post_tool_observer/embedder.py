@@ -14,7 +14,6 @@ import json
 import os
 import struct
 from functools import lru_cache
-from typing import Optional
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 # The length the model was trained at: longer texts cost linearly more (measured
@@ -126,7 +125,7 @@ class MiniLM:
         x = self._norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         heads, width = 12, x.shape[-1] // 12
         bias = (1.0 - mask)[:, None, None, :] * -1e9
-        scale = np.float32(width ** -0.5)
+        scale = np.float32(width**-0.5)
         for i in range(self.layers):
             p = f"encoder.layer.{i}"
 
@@ -145,14 +144,20 @@ class MiniLM:
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, -1)
             del scores
-            x = self._norm(x + self._linear(context, f"{p}.attention.output.dense"),
-                           w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"])
+            x = self._norm(
+                x + self._linear(context, f"{p}.attention.output.dense"),
+                w[f"{p}.attention.output.LayerNorm.weight"],
+                w[f"{p}.attention.output.LayerNorm.bias"],
+            )
             hidden = self._linear(x, f"{p}.intermediate.dense")
             # Python floats, not np.sqrt(2.0): a numpy float64 scalar turns the whole
             # pass into float64 (numpy 2 promotion), doubling memory and time.
             hidden = 0.5 * hidden * (1.0 + _erf(hidden * 0.7071067811865476))
-            x = self._norm(x + self._linear(hidden, f"{p}.output.dense"),
-                           w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
+            x = self._norm(
+                x + self._linear(hidden, f"{p}.output.dense"),
+                w[f"{p}.output.LayerNorm.weight"],
+                w[f"{p}.output.LayerNorm.bias"],
+            )
         pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return pooled.astype(np.float32)
@@ -165,12 +170,14 @@ def _erf(x):
     sign = np.sign(x)
     x = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * x)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-x * x)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t * np.exp(-x * x)
     return sign * y
 
 
 @lru_cache(maxsize=1)
-def load() -> Optional[MiniLM]:
+def load() -> MiniLM | None:
     """The model, or None when the ``[embeddings]`` extra is not installed."""
     if not available():
         return None
@@ -194,7 +201,7 @@ def vector_matrix(store, model: str, cache=None):
     import numpy as np
 
     # max(rowid) is read from the b-tree's edge; count(*) would read every 1.5 KB vector.
-    (last,), = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
+    ((last,),) = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
     if last == 0:
         return None, None
     from omcm_post_tool_observer.storage import get_meta

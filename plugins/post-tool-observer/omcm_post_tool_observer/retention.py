@@ -36,7 +36,9 @@ def prune(store, max_age_days: float, max_mb: float, log) -> dict:
         with store.transaction() as conn:
             conn.execute("DELETE FROM observer_outbox WHERE event_id NOT IN (SELECT event_id FROM observer_events)")
             conn.execute("DELETE FROM observer_vectors WHERE event_id NOT IN (SELECT event_id FROM observer_events)")
-            conn.execute("INSERT OR REPLACE INTO observer_meta(key, value) VALUES('vectors_epoch', ?)", (str(time.time()),))
+            conn.execute(
+                "INSERT OR REPLACE INTO observer_meta(key, value) VALUES('vectors_epoch', ?)", (str(time.time()),)
+            )
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         store.execute("VACUUM")
         log.info("pruned", deleted=deleted, bytes=total)

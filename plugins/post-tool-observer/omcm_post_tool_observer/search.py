@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from attrs import frozen
 
@@ -21,13 +21,13 @@ _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
 @frozen
 class Filters:
-    tool: Optional[str] = None
-    file: Optional[str] = None
-    session: Optional[str] = None
+    tool: str | None = None
+    file: str | None = None
+    session: str | None = None
     failures_only: bool = False
 
 
-def fts_query(text: str, operator: str = "OR") -> Optional[str]:
+def fts_query(text: str, operator: str = "OR") -> str | None:
     """User text -> an FTS5 query of quoted terms, so no input is FTS syntax."""
     terms = [t.replace('"', '""') for t in _TOKEN.findall(text)]
     return f" {operator} ".join(f'"{t}"' for t in terms) if terms else None
@@ -90,8 +90,10 @@ SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
 def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
     """The latest observations, newest first (a search without words)."""
     where, params = _where(filters)
-    rows = store.query(f"SELECT {COLUMNS}, NULL FROM observer_events e WHERE 1{where} ORDER BY e.ts DESC, e.id DESC LIMIT ?",
-                       [*params, limit])
+    rows = store.query(
+        f"SELECT {COLUMNS}, NULL FROM observer_events e WHERE 1{where} ORDER BY e.ts DESC, e.id DESC LIMIT ?",
+        [*params, limit],
+    )
     return [_row(r) for r in rows]
 
 
@@ -104,7 +106,7 @@ def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -
     return hits[:limit]
 
 
-def _full_text(store, query: Optional[str], filters: Filters, limit: int) -> list[dict]:
+def _full_text(store, query: str | None, filters: Filters, limit: int) -> list[dict]:
     if query is None:
         return []
     where, params = _where(filters)
@@ -126,7 +128,7 @@ def _full_text(store, query: Optional[str], filters: Filters, limit: int) -> lis
     return [_row(r) for r in rows]
 
 
-def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> Optional[list[dict]]:
+def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:
     """Cosine ranking over stored vectors; None when the model or vectors are not available."""
     from omcm_post_tool_observer import embedder
 
@@ -146,7 +148,10 @@ def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) ->
     out = []
     for index in order[: max(limit * 5, 50)]:
         event_id = ids[index].decode() if isinstance(ids[index], bytes) else str(ids[index])
-        rows = store.query(f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}", [float(scores[index]), event_id, *params])
+        rows = store.query(
+            f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}",
+            [float(scores[index]), event_id, *params],
+        )
         out += [_row(r) for r in rows]
         if len(out) >= limit:
             break

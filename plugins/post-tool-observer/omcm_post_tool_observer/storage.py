@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 PLUGIN = "post-tool-observer"
 
@@ -114,7 +114,7 @@ def note_start(store, tool_use_id: str) -> None:
         conn.execute("INSERT OR REPLACE INTO observer_starts(tool_use_id, ts) VALUES(?, ?)", (tool_use_id, time.time()))
 
 
-def next_position(conn, session_id: Optional[str], prompt_id: Optional[str]) -> tuple[int, int]:
+def next_position(conn, session_id: str | None, prompt_id: str | None) -> tuple[int, int]:
     """(prompt index, tool index within the prompt) for a new observation of this session."""
     if not session_id:
         return 0, 0
@@ -164,10 +164,21 @@ def record(store, event, build, embed: bool) -> str:
             "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error) "
             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                event_id, event.session_id, now, event.tool_name, event.tool_use_id, int(event.succeeded), duration,
-                prompt_index, tool_index, meta.get("filePath") or meta.get("url"),
+                event_id,
+                event.session_id,
+                now,
+                event.tool_name,
+                event.tool_use_id,
+                int(event.succeeded),
+                duration,
+                prompt_index,
+                tool_index,
+                meta.get("filePath") or meta.get("url"),
                 meta.get("command") or meta.get("pattern") or meta.get("query"),
-                obs["toolOutput"], payload, len(payload) + len(obs["toolOutput"]), obs.get("errorMessage"),
+                obs["toolOutput"],
+                payload,
+                len(payload) + len(obs["toolOutput"]),
+                obs.get("errorMessage"),
             ),
         )
         if embed:
@@ -181,7 +192,7 @@ def pending_jobs(store) -> int:
     return store.query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
 
 
-def get_meta(store, key: str) -> Optional[str]:
+def get_meta(store, key: str) -> str | None:
     row = store.query("SELECT value FROM observer_meta WHERE key = ?", (key,))
     return row[0][0] if row else None
 

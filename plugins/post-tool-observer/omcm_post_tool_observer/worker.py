@@ -22,7 +22,6 @@ import os
 import time
 
 from omcm_core.files import file_lock
-
 from omcm_post_tool_observer import embedder
 
 CLAIM = 64  # jobs read per round; the embedder cuts them into batches by length
@@ -114,7 +113,7 @@ def _round(store, model, log) -> int:
     with store.transaction() as conn:
         conn.executemany(
             "INSERT OR REPLACE INTO observer_vectors(event_id, model, dim, vector) VALUES(?, ?, ?, ?)",
-            [(j[1], model.name, model.dim, v.tobytes()) for j, v in zip(jobs, vectors)],
+            [(j[1], model.name, model.dim, v.tobytes()) for j, v in zip(jobs, vectors, strict=True)],
         )
         # A done job has nothing left to say: delete it, so the outbox stays small.
         conn.executemany("DELETE FROM observer_outbox WHERE id = ?", [(j[0],) for j in jobs])

@@ -1,7 +1,8 @@
 """Per-tool compression, truncation and metadata (seed 003 §3, §6)."""
 
-from omcm_core.testing import event_from as parse_event
 from omcm_post_tool_observer.capture import MARKER, observation, output_and_metadata, truncate
+
+from omcm_core.testing import event_from as parse_event
 
 
 def test_more_than_100_lines_keeps_head_50_and_tail_50():
@@ -18,7 +19,10 @@ def test_nothing_exceeds_10_kb():
 
 
 def test_read_keeps_file_type_and_line_count():
-    response = {"type": "text", "file": {"filePath": "/p/app.ts", "content": "a\nb\nc", "numLines": 3, "totalLines": 547}}
+    response = {
+        "type": "text",
+        "file": {"filePath": "/p/app.ts", "content": "a\nb\nc", "numLines": 3, "totalLines": 547},
+    }
     out, meta = output_and_metadata("Read", {"file_path": "/p/app.ts"}, response, None)
     assert out == "a\nb\nc" and meta == {"filePath": "/p/app.ts", "fileType": "typescript", "lineCount": 547}
 
@@ -49,11 +53,15 @@ def test_unknown_shapes_are_stored_not_dropped():
 
 
 def test_observation_masks_input_output_and_error():
-    event = parse_event({
-        "hook_event_name": "PostToolUseFailure", "session_id": "s", "tool_name": "Bash",
-        "tool_input": {"command": "curl -H 'Authorization: Bearer abcdefghijklmnopqrstu' https://api"},
-        "error": "Exit code 1\nAKIAIOSFODNN7EXAMPLE rejected",
-    })
+    event = parse_event(
+        {
+            "hook_event_name": "PostToolUseFailure",
+            "session_id": "s",
+            "tool_name": "Bash",
+            "tool_input": {"command": "curl -H 'Authorization: Bearer abcdefghijklmnopqrstu' https://api"},
+            "error": "Exit code 1\nAKIAIOSFODNN7EXAMPLE rejected",
+        }
+    )
     obs = observation(event, 12.0, 1, 3)
     text = repr(obs)
     assert "abcdefghijklmnopqrstu" not in text and "AKIAIOSFODNN7EXAMPLE" not in text
@@ -61,16 +69,25 @@ def test_observation_masks_input_output_and_error():
 
 
 def _bash(output: str, tool_input=None) -> dict:
-    return parse_event({
-        "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash",
-        "tool_input": tool_input or {"command": "cat key"}, "tool_response": {"stdout": output, "stderr": ""},
-    })
+    return parse_event(
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": "s",
+            "tool_name": "Bash",
+            "tool_input": tool_input or {"command": "cat key"},
+            "tool_response": {"stdout": output, "stderr": ""},
+        }
+    )
 
 
 def test_a_private_key_whose_begin_line_is_cut_away_is_still_masked():
     # 300 lines: the key starts at line 200, so the head/tail cut keeps 30 body lines but not BEGIN.
     body = [f"MIIEow{i:04d}" + "Q" * 54 for i in range(80)]
-    lines = [f"log {i}" for i in range(200)] + ["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"]
+    lines = [f"log {i}" for i in range(200)] + [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        *body,
+        "-----END RSA PRIVATE KEY-----",
+    ]
     lines += [f"tail {i}" for i in range(300 - len(lines))]
     obs = observation(_bash("\n".join(lines)), 1.0, 1, 1)
     assert not any(line in obs["toolOutput"] for line in body)
@@ -86,11 +103,20 @@ def test_a_token_straddling_the_10_kb_cut_leaves_no_prefix():
 
 
 def test_structured_input_is_masked_by_key_name():
-    event = parse_event({
-        "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "mcp__db__connect",
-        "tool_input": {"host": "db.internal", "password": "plain-hunter2", "api_key": "plainkey77", "options": {"token": "t0k3nvalue"}},
-        "tool_response": {"ok": True},
-    })
+    event = parse_event(
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": "s",
+            "tool_name": "mcp__db__connect",
+            "tool_input": {
+                "host": "db.internal",
+                "password": "plain-hunter2",
+                "api_key": "plainkey77",
+                "options": {"token": "t0k3nvalue"},
+            },
+            "tool_response": {"ok": True},
+        }
+    )
     obs = observation(event, 1.0, 1, 1)
     text = repr(obs)
     assert "plain-hunter2" not in text and "plainkey77" not in text and "t0k3nvalue" not in text

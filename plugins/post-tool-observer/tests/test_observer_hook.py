@@ -7,9 +7,9 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import omcm_post_tool_observer
 import pytest
 
-import omcm_post_tool_observer
 from omcm_core.store import Store
 from omcm_core.testing import post_tool_payload, pre_tool_payload, run_hook, user_prompt_payload
 
@@ -36,9 +36,11 @@ def test_real_post_tool_payloads_are_all_recorded(shared_fixtures, tmp_path):
         expected += payload["tool_name"] not in ("TodoWrite", "TodoRead")
     recorded = rows(tmp_path)
     assert len(recorded) == expected
-    assert sum(1 for _, ok in recorded if not ok) == len(list((shared_fixtures / "hook-payloads").glob("PostToolUseFailure*.json")))
+    assert sum(1 for _, ok in recorded if not ok) == len(
+        list((shared_fixtures / "hook-payloads").glob("PostToolUseFailure*.json"))
+    )
     assert not any(tool == "TodoWrite" for tool, _ in recorded)
-    (types,), = Store(tmp_path).query("SELECT count(DISTINCT event_type) FROM observer_events")
+    ((types,),) = Store(tmp_path).query("SELECT count(DISTINCT event_type) FROM observer_events")
     assert types == 1
 
 
@@ -67,23 +69,50 @@ def test_prompt_and_tool_indexes(omcm_dispatch, omcm_home):
 @pytest.mark.slow
 def test_many_dispatchers_at_once_lose_nothing(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
-    payloads = [post_tool_payload("Bash", {"command": f"echo {i}"}, {"stdout": str(i)}, session_id=f"s{i % 4}") for i in range(48)]
+    payloads = [
+        post_tool_payload("Bash", {"command": f"echo {i}"}, {"stdout": str(i)}, session_id=f"s{i % 4}")
+        for i in range(48)
+    ]
     with ThreadPoolExecutor(max_workers=24) as pool:
         procs = list(pool.map(lambda p: run_hook(p, env=env), payloads))
     assert all(p.returncode == 0 and p.stdout == b"" for p in procs)
     assert not any(b"locked" in p.stderr for p in procs)
     assert len(rows(tmp_path)) == 48
-    assert "database is locked" not in (tmp_path / "logs" / "omcm.jsonl").read_text() if (tmp_path / "logs" / "omcm.jsonl").exists() else True
+    assert (
+        "database is locked" not in (tmp_path / "logs" / "omcm.jsonl").read_text()
+        if (tmp_path / "logs" / "omcm.jsonl").exists()
+        else True
+    )
 
 
 LABELLED = [
     ("Bash", {"command": "pytest tests/test_api.py"}, {"stdout": "3 failed: AssertionError in test_login"}, None),
     ("Bash", {"command": "npm run build"}, {"stdout": "webpack compiled successfully"}, None),
-    ("Bash", {"command": "pip install requests"}, None, "Exit code 1\nERROR: Could not find a version that satisfies requests"),
-    ("Read", {"file_path": "/srv/app/auth/login.py"}, {"type": "text", "file": {"content": "def login(user, password_hash): ..."}}, None),
-    ("Edit", {"file_path": "/srv/app/db/migrations.py", "old_string": "add_column", "new_string": "add_index"}, {}, None),
+    (
+        "Bash",
+        {"command": "pip install requests"},
+        None,
+        "Exit code 1\nERROR: Could not find a version that satisfies requests",
+    ),
+    (
+        "Read",
+        {"file_path": "/srv/app/auth/login.py"},
+        {"type": "text", "file": {"content": "def login(user, password_hash): ..."}},
+        None,
+    ),
+    (
+        "Edit",
+        {"file_path": "/srv/app/db/migrations.py", "old_string": "add_column", "new_string": "add_index"},
+        {},
+        None,
+    ),
     ("Grep", {"pattern": "def handle_request"}, {"filenames": ["/srv/app/http/server.py"], "numFiles": 1}, None),
-    ("WebFetch", {"url": "https://docs.python.org/3/library/sqlite3.html"}, {"result": "sqlite3 DB-API 2.0 interface", "code": 200}, None),
+    (
+        "WebFetch",
+        {"url": "https://docs.python.org/3/library/sqlite3.html"},
+        {"result": "sqlite3 DB-API 2.0 interface", "code": 200},
+        None,
+    ),
     ("Bash", {"command": "docker compose up -d"}, None, "Exit code 1\nCannot connect to the Docker daemon"),
 ]
 QUERIES = [
@@ -129,13 +158,16 @@ def test_search_command_filters_and_json(labelled_home):
 @pytest.mark.slow
 def test_semantic_search_ranks_by_meaning(labelled_home):
     from omcm_post_tool_observer import embedder, search, worker
+
     from omcm_core.log import get_logger
 
     if not embedder.available():
         pytest.fail("the [embeddings] extra is part of the development install (.dev-extras, .dev-no-deps)")
     store = Store(labelled_home)
     with store.transaction() as conn:  # jobs were skipped with embeddings=false: queue them now
-        conn.execute("INSERT INTO observer_outbox(event_id, created, updated) SELECT event_id, 0, 0 FROM observer_events")
+        conn.execute(
+            "INSERT INTO observer_outbox(event_id, created, updated) SELECT event_id, 0, 0 FROM observer_events"
+        )
     assert worker.run(store, labelled_home, get_logger(), idle_s=0) == len(LABELLED)
     hits = search.semantic(store, "container engine is not running")
     assert hits[0]["command"] == "docker compose up -d"
@@ -146,8 +178,10 @@ def test_semantic_search_ranks_by_meaning(labelled_home):
 
 
 def test_outbox_job_is_written_with_its_event(omcm_dispatch, omcm_home):
-    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer},
-                             env={"OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "100000"})
+    dispatch = omcm_dispatch(
+        names={"post-tool-observer": omcm_post_tool_observer},
+        env={"OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "100000"},
+    )
     from omcm_post_tool_observer import storage
 
     storage.ready(Store(omcm_home))
@@ -157,8 +191,9 @@ def test_outbox_job_is_written_with_its_event(omcm_dispatch, omcm_home):
 
 
 def test_retention_by_age_and_size_then_vacuum(labelled_home):
-    from omcm_core.log import get_logger
     from omcm_post_tool_observer import retention
+
+    from omcm_core.log import get_logger
 
     store = Store(labelled_home)
     with store.transaction() as conn:

@@ -5,9 +5,9 @@ import os
 import subprocess
 import sys
 
+import omcm_post_tool_observer
 import pytest
 
-import omcm_post_tool_observer
 from omcm_core.testing import post_tool_payload
 
 ENV = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"}
@@ -17,14 +17,22 @@ FILLER = "\n".join(f"line {i} of unrelated build output" for i in range(60))
 @pytest.fixture
 def home(omcm_dispatch, omcm_home):
     dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ENV)
-    dispatch(post_tool_payload("Bash", {"command": "make all"}, {"stdout": FILLER + "\nlinker: undefined symbol zorblax_init\n"}))
-    dispatch(post_tool_payload("Bash", {"command": "for f in *.py; do\n  python $f\ndone"}, {"stdout": "ran 3 scripts"}))
+    dispatch(
+        post_tool_payload(
+            "Bash", {"command": "make all"}, {"stdout": FILLER + "\nlinker: undefined symbol zorblax_init\n"}
+        )
+    )
+    dispatch(
+        post_tool_payload("Bash", {"command": "for f in *.py; do\n  python $f\ndone"}, {"stdout": "ran 3 scripts"})
+    )
     failure = post_tool_payload("Bash", {"command": "cargo build"}, {})
     failure.update(hook_event_name="PostToolUseFailure", error="error[E0425]: cannot find value quuxle in this scope")
     failure.pop("tool_response", None)
     dispatch(failure)
     for i in range(5):
-        dispatch(post_tool_payload("Read", {"file_path": f"/src/mod{i}.py"}, {"type": "text", "file": {"content": "pass"}}))
+        dispatch(
+            post_tool_payload("Read", {"file_path": f"/src/mod{i}.py"}, {"type": "text", "file": {"content": "pass"}})
+        )
     return omcm_home
 
 
@@ -84,15 +92,21 @@ def test_piping_into_head_prints_no_traceback(home):
             [(f"bulk-{i}", 1e9 + i, "x" * 200) for i in range(2000)],
         )
     env = {**os.environ, **ENV, "OMCM_HOME": str(home)}
-    proc = subprocess.run(f"{sys.executable} -m omcm_core search --limit 5000 | head -1", shell=True,
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        f"{sys.executable} -m omcm_core search --limit 5000 | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert len(proc.stdout.splitlines()) == 1
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
 def test_the_error_migration_indexes_calls_recorded_before_it(omcm_home):
-    from omcm_core.store import Store
     from omcm_post_tool_observer import search, storage
+
+    from omcm_core.store import Store
 
     store = Store(omcm_home)
     store.migrate(storage.PLUGIN, storage.MIGRATIONS[:2])  # a store from before the error column

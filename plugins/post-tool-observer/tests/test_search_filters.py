@@ -1,11 +1,11 @@
 """Search filters match literally: `_` and `%` in a file filter are characters, not LIKE wildcards."""
 
-import pytest
-
 import omcm_post_tool_observer
+import pytest
+from omcm_post_tool_observer import search
+
 from omcm_core.store import Store
 from omcm_core.testing import post_tool_payload
-from omcm_post_tool_observer import search
 
 ENV = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"}
 FILES = ["/p/a_b.py", "/p/axb.py", "/p/100%.py", "/p/1000.py", "/p/back\\slash.py", "/p/backxslash.py"]

@@ -6,17 +6,20 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import omcm_post_tool_observer
+import pytest
+from omcm_post_tool_observer import embedder, storage, worker
+
 from omcm_core.files import file_lock
 from omcm_core.store import Store
 from omcm_core.testing import post_tool_payload
-from omcm_post_tool_observer import embedder, storage, worker
 
 needs_model = pytest.mark.skipif(not embedder.available(), reason="needs the [embeddings] extra")
-ON = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "true",
-      "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "1e9"}
+ON = {
+    "OMCM_LOAD_PLUGINS": "post-tool-observer",
+    "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "true",
+    "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "1e9",
+}
 
 
 def record(dispatch, count, home=None):
@@ -25,14 +28,24 @@ def record(dispatch, count, home=None):
         storage.ready(store)
         storage.set_meta(store, "worker_started", time.time())
     for i in range(count):
-        dispatch(post_tool_payload("Bash", {"command": f"pytest -q tests/test_{i}.py"},
-                                   {"stdout": f"test_{i}.py ..F\nAssertionError: widget {i} is broken\n", "stderr": ""}))
+        dispatch(
+            post_tool_payload(
+                "Bash",
+                {"command": f"pytest -q tests/test_{i}.py"},
+                {"stdout": f"test_{i}.py ..F\nAssertionError: widget {i} is broken\n", "stderr": ""},
+            )
+        )
 
 
 def start_worker(home, *args):
     env = {**os.environ, **ON, "OMCM_HOME": str(home)}
-    return subprocess.Popen([sys.executable, "-m", "omcm_core", "observer-worker", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "omcm_core", "observer-worker", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_lock(home, proc):
@@ -82,8 +95,10 @@ def test_worker_without_a_store_does_not_create_one(omcm_home):
 
 @needs_model
 def test_a_second_worker_leaves_at_once_and_the_hook_starts_none(omcm_dispatch, omcm_home):
-    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer},
-                             env={**ON, "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "0"})
+    dispatch = omcm_dispatch(
+        names={"post-tool-observer": omcm_post_tool_observer},
+        env={**ON, "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "0"},
+    )
     lock_dir = omcm_home / "plugins" / "post-tool-observer"
     lock_dir.mkdir(parents=True)
     with file_lock(lock_dir / worker.LOCK_NAME, timeout=0):  # the running worker
@@ -126,5 +141,5 @@ def test_batched_encoding_matches_one_text_at_a_time():
     model = embedder.load()
     texts = ["Tool: Bash\nCommand: ls", "", "word " * 400, "Tool: Read\nFile: /a/b.py\n" + "def f(): pass\n" * 9, "hi"]
     together = model.encode(texts)
-    for text, vector in zip(texts, together):
+    for text, vector in zip(texts, together, strict=True):
         assert abs(model.encode([text])[0] - vector).max() < 1e-4

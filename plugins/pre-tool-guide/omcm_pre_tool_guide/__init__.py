@@ -118,7 +118,6 @@ def _learn_from_transcript(event, ctx) -> None:
 
 def _learn(event, ctx) -> None:
     from omcm_core.redact import mask_head
-
     from omcm_pre_tool_guide import knowledge, normalize
 
     error = event.error if not event.succeeded else normalize.failed_exit(event.tool_name, event.tool_response)
@@ -130,7 +129,13 @@ def _learn(event, ctx) -> None:
         path = normalize.file_of(event.tool_input, raw)
         command = event.tool_input.get("command") if event.tool_name == "Bash" else None
         knowledge.record_failure(
-            ctx.store, event.session_id, event.tool_name, raw, normalized, path, normalize.file_key(path),
+            ctx.store,
+            event.session_id,
+            event.tool_name,
+            raw,
+            normalized,
+            path,
+            normalize.file_key(path),
             mask_head(command, 200) if isinstance(command, str) else None,
         )
         return
@@ -148,6 +153,6 @@ def doctor_report(ctx):
     from omcm_pre_tool_guide import knowledge
 
     knowledge.ready(ctx.store)
-    (errors, resolved), = ctx.store.query("SELECT count(*), count(resolution) FROM error_kb")
-    (events,), = ctx.store.query("SELECT count(*) FROM guide_events")
+    ((errors, resolved),) = ctx.store.query("SELECT count(*), count(resolution) FROM error_kb")
+    ((events,),) = ctx.store.query("SELECT count(*) FROM guide_events")
     return {"known_errors": errors, "resolved": resolved, "error_events": events}

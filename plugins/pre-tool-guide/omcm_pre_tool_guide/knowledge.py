@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Optional
+from typing import Any
 
 PLUGIN = "pre-tool-guide"
 MAX_SEQUENCE = 20
@@ -77,16 +77,18 @@ def ready(store) -> None:
 
 def record_failure(
     store,
-    session_id: Optional[str],
+    session_id: str | None,
     tool: str,
     raw: str,
     normalized: str,
-    path: Optional[str],
-    key: Optional[str],
-    command: Optional[str] = None,
+    path: str | None,
+    key: str | None,
+    command: str | None = None,
 ) -> None:
     now = time.time()
-    data = json.dumps({"tool": tool, "error": normalized, "raw": raw, "file": path, "command": command}, ensure_ascii=False)
+    data = json.dumps(
+        {"tool": tool, "error": normalized, "raw": raw, "file": path, "command": command}, ensure_ascii=False
+    )
     with store.transaction() as conn:
         _extend_sequences(conn, session_id, tool)
         conn.execute(
@@ -110,7 +112,7 @@ def record_failure(
             )
 
 
-def record_success(store, session_id: Optional[str], tool: str, resolved_by: str) -> Optional[dict]:
+def record_success(store, session_id: str | None, tool: str, resolved_by: str) -> dict | None:
     """Note a successful call; if it resolves a pending error of this session, store the resolution."""
     if not session_id:
         return None
@@ -133,7 +135,7 @@ def record_success(store, session_id: Optional[str], tool: str, resolved_by: str
     return resolution
 
 
-def _extend_sequences(conn, session_id: Optional[str], tool: str) -> None:
+def _extend_sequences(conn, session_id: str | None, tool: str) -> None:
     if session_id:
         conn.execute(
             "UPDATE guide_pending SET sequence = json_insert(sequence, '$[#]', ?) "
@@ -142,7 +144,7 @@ def _extend_sequences(conn, session_id: Optional[str], tool: str) -> None:
         )
 
 
-def errors_for_file(store, key: str, path: Optional[str], limit: int = 2) -> list[tuple[str, Any]]:
+def errors_for_file(store, key: str, path: str | None, limit: int = 2) -> list[tuple[str, Any]]:
     """Up to ``limit`` resolved errors about this file, the same path first, most recent first.
 
     Each row is (the error as it was, masked; its resolution): normalized text is for matching only.
@@ -154,7 +156,7 @@ def errors_for_file(store, key: str, path: Optional[str], limit: int = 2) -> lis
     )
 
 
-def note_seen(store, session_id: Optional[str], path: Optional[str]) -> None:
+def note_seen(store, session_id: str | None, path: str | None) -> None:
     """Remember that this session read or wrote ``path``."""
     if session_id and path:
         now = time.time()
@@ -168,7 +170,7 @@ def note_seen(store, session_id: Optional[str], path: Optional[str]) -> None:
                 conn.execute("DELETE FROM guide_seen_files WHERE ts < ?", (now - SEEN_KEEP_S,))
 
 
-def seen(store, session_id: Optional[str], path: str) -> bool:
+def seen(store, session_id: str | None, path: str) -> bool:
     return bool(
         session_id
         and store.query("SELECT 1 FROM guide_seen_files WHERE session_id = ? AND path = ?", (session_id, path))
@@ -187,7 +189,7 @@ def unread_file_lessons(store, tool: str, signatures: tuple[str, ...], limit: in
     )
 
 
-def last_bash_error(store, session_id: str) -> Optional[tuple[str, Any, Optional[str]]]:
+def last_bash_error(store, session_id: str) -> tuple[str, Any, str | None] | None:
     """The session's last Bash error (as it was, masked), if the knowledge base knows how it was resolved.
 
     Returns (error, resolution JSON, the command that failed, masked; None for events stored before it was kept).

@@ -10,7 +10,8 @@ column of its own so the lookup is an indexed equality, not a LIKE scan.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from omcm_core.redact import mask, mask_head
 
@@ -29,7 +30,10 @@ _SUBSTITUTIONS = [
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b"), "<TS>"),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b"), "<TS>"),
     (re.compile(r"\b0x[0-9a-f]{4,}\b", re.I), "<ADDR>"),
-    (re.compile(r"(?:/tmp|/var/folders|/private/var/folders|[A-Za-z]:/Users/[^/\s]+/AppData/Local/Temp)/[^\s'\":]+"), "<TMP>"),
+    (
+        re.compile(r"(?:/tmp|/var/folders|/private/var/folders|[A-Za-z]:/Users/[^/\s]+/AppData/Local/Temp)/[^\s'\":]+"),
+        "<TMP>",
+    ),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|seconds|µs)\b"), "<DUR>"),
     (re.compile(r"(?<=[\w)\]])(:\d+)(:\d+)?\b"), ":<N>"),  # file.py:12:5
     (re.compile(r"\(\d+,\s*\d+\)"), "(<N>)"),  # file.ts(3,1)
@@ -38,7 +42,9 @@ _SUBSTITUTIONS = [
     (re.compile(r"[ \t]+"), " "),
 ]
 # Bounded repeats: error text can be one long token, and unbounded ones go quadratic.
-_PATH = re.compile(r"(?<![\w.~/-])(?:[A-Za-z]:)?[\w.~-]{0,100}(?:/[\w.@+-]{1,100}){0,30}/?[\w@+-][\w.@+-]{0,100}\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+_PATH = re.compile(
+    r"(?<![\w.~/-])(?:[A-Za-z]:)?[\w.~-]{0,100}(?:/[\w.@+-]{1,100}){0,30}/?[\w@+-][\w.@+-]{0,100}\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+)
 _FILE_INPUTS = ("file_path", "notebook_path", "path")
 
 
@@ -61,7 +67,7 @@ UNREAD_FILE_ERRORS = ("has not been read yet", "File has been modified since rea
 DISPLAY_CHARS = 300
 
 
-def display_error(raw: str, project_dir: Optional[str]) -> str:
+def display_error(raw: str, project_dir: str | None) -> str:
     """The error as Claude saw it (already masked), short, with paths relative to the project."""
     text = _TAGS.sub("", raw or "").replace("\r", "")
     if project_dir:
@@ -72,7 +78,7 @@ def display_error(raw: str, project_dir: Optional[str]) -> str:
     return text if len(text) <= DISPLAY_CHARS else text[: DISPLAY_CHARS - 1] + "…"
 
 
-def displayed(rows, project_dir: Optional[str]) -> list[tuple[str, Any]]:
+def displayed(rows, project_dir: str | None) -> list[tuple[str, Any]]:
     """(raw error, resolution JSON) rows as Claude should read them: short, paths relative to the project."""
     import json
 
@@ -95,7 +101,7 @@ def is_mistake(raw: str) -> bool:
     return bool(text) and not text.startswith(NOT_MISTAKES)
 
 
-def file_of(tool_input: Mapping[str, Any], error: str = "") -> Optional[str]:
+def file_of(tool_input: Mapping[str, Any], error: str = "") -> str | None:
     """The file a call or its error is about: the tool's file argument, else the first path in the error."""
     for key in _FILE_INPUTS:
         value = tool_input.get(key) if isinstance(tool_input, Mapping) else None
@@ -105,7 +111,7 @@ def file_of(tool_input: Mapping[str, Any], error: str = "") -> Optional[str]:
     return match.group(0) if match else None
 
 
-def file_key(path: Optional[str]) -> Optional[str]:
+def file_key(path: str | None) -> str | None:
     """Index key of a file: its base name, case-folded (Windows and macOS fold case)."""
     if not path:
         return None
@@ -113,7 +119,7 @@ def file_key(path: Optional[str]) -> Optional[str]:
     return name.casefold() or None
 
 
-def failed_exit(tool_name: str, tool_response: Any) -> Optional[str]:
+def failed_exit(tool_name: str, tool_response: Any) -> str | None:
     """For a PostToolUse of Bash that still failed (older Claude Code), the error text."""
     if tool_name not in ("Bash", "PowerShell") or not isinstance(tool_response, Mapping):
         return None
@@ -128,7 +134,7 @@ def failed_exit(tool_name: str, tool_response: Any) -> Optional[str]:
 _WRAPPERS = {"sudo", "env", "time", "nice", "nohup", "timeout", "command", "exec", "xargs"}
 
 
-def programs(command: Optional[str]) -> set[str]:
+def programs(command: str | None) -> set[str]:
     """The programs a shell command runs (``cd x && FOO=1 pytest -q | tee log`` -> {cd, pytest, tee})."""
     found = set()
     for part in re.split(r"&&|\|\||[;|&\n]", command or "")[:20]:

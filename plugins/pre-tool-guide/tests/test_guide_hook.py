@@ -6,9 +6,10 @@ import sqlite3
 import omcm_pre_tool_guide
 import pytest
 from omcm_pre_tool_guide.normalize import is_mistake
-from omcm_core.transcripts import replay_transcript
+
 from omcm_core.store import Store
 from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload, run_hook
+from omcm_core.transcripts import replay_transcript
 
 ENV = {"OMCM_LOAD_PLUGINS": "pre-tool-guide", "LANG": "en_US.UTF-8"}
 NOT_READ = "File has not been read yet. Read it first before writing to it."
@@ -53,7 +54,10 @@ def test_at_most_two_errors_most_recent_first_and_korean(omcm_dispatch):
         dispatch(post_tool_payload("Write", {"file_path": "/p/a.py"}, error=error, session_id=f"k{n}"))
         dispatch(post_tool_payload("Write", {"file_path": "/p/a.py"}, {}, session_id=f"k{n}"))
     lines = context(dispatch(pre_tool_payload("Edit", {"file_path": "/p/a.py"}))).split("\n")
-    assert [line for line in lines if line.startswith("⚠️")] == ["⚠️ 이 파일 관련 과거 에러: E3 new", "⚠️ 이 파일 관련 과거 에러: E2 middle"]
+    assert [line for line in lines if line.startswith("⚠️")] == [
+        "⚠️ 이 파일 관련 과거 에러: E3 new",
+        "⚠️ 이 파일 관련 과거 에러: E2 middle",
+    ]
     assert "해결 방법: Write /p/a.py (Write)" in lines and "해결 경로: Write → Write" in lines
 
 
@@ -67,7 +71,7 @@ def test_ra_302_1_last_bash_error_of_the_session_with_its_path(omcm_dispatch):
     dispatch(post_tool_payload("Bash", {"command": "pytest -x"}, error=error, session_id="now"))
     out = dispatch(pre_tool_payload("Bash", {"command": "pytest -x"}, session_id="now"))
     assert context(out).split("\n") == [
-        "💡 Bash error earlier in this session: Exit code 1\nModuleNotFoundError: No module named 'requests'".split("\n")[0],
+        ["💡 Bash error earlier in this session: Exit code 1", "ModuleNotFoundError: No module named 'requests'"][0],
         "ModuleNotFoundError: No module named 'requests'",
         "Resolved by: pip install requests (Bash)",
         "Previous resolution path: Bash → Bash",
@@ -145,7 +149,9 @@ def test_a_writer_holding_the_store_does_not_stop_guidance(omcm_dispatch, omcm_h
     assert context(out) == expected
 
 
-def test_store_locked_even_for_readers_means_no_guidance_a_log_line_and_no_plugin_failure(omcm_dispatch, omcm_home, monkeypatch):
+def test_store_locked_even_for_readers_means_no_guidance_a_log_line_and_no_plugin_failure(
+    omcm_dispatch, omcm_home, monkeypatch
+):
     dispatch = guide(omcm_dispatch)
     learn_edit_fix(dispatch)
     payload = pre_tool_payload("Write", {"file_path": "/p/app/server.py", "content": "x"}, session_id="s2")
@@ -197,13 +203,15 @@ def test_real_transcripts_teach_the_knowledge_base(shared_fixtures, omcm_dispatc
             out = dispatch(payload)
             assert_valid_response(payload["hook_event_name"], out)
     store = Store(omcm_home)
-    (events,), = store.query("SELECT count(*) FROM guide_events WHERE type = 'tool_error'")
-    (distinct, resolved), = store.query("SELECT count(*), count(resolution) FROM error_kb")
+    ((events,),) = store.query("SELECT count(*) FROM guide_events WHERE type = 'tool_error'")
+    ((distinct, resolved),) = store.query("SELECT count(*), count(resolution) FROM error_kb")
     # 42 failed results; user rejections and "sibling errored" teach nothing (12 of them).
     assert failures == 42 and ignored == 12 and events == 30
     assert 0 < distinct <= events and resolved > 0
     # "File has not been read yet" happened on many files: one lesson per file, most of them resolved.
-    rows = store.query("SELECT file_key, resolution FROM error_kb WHERE error_normalized LIKE 'File has not been read yet%'")
+    rows = store.query(
+        "SELECT file_key, resolution FROM error_kb WHERE error_normalized LIKE 'File has not been read yet%'"
+    )
     assert len({key for key, _ in rows}) >= 5
     resolutions = [json.loads(r) for _, r in rows if r]
     assert resolutions and all(r["toolSequence"][0] == r["tool"] and len(r["toolSequence"]) <= 20 for r in resolutions)

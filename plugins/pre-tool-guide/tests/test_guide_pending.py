@@ -8,6 +8,7 @@ pending error of its own tool, never one of another tool.
 import json
 
 import omcm_pre_tool_guide
+
 from omcm_core.store import Store
 from omcm_core.testing import post_tool_payload, pre_tool_payload
 
@@ -30,7 +31,11 @@ def test_success_resolves_the_latest_pending_failure_of_its_own_tool(omcm_dispat
     assert lessons == {
         ("a.py", "Edit"): None,  # replaced as the pending Edit error by b.py's: nothing resolved it
         ("b.py", "Edit"): {"resolvedBy": "Edit /p/b.py", "tool": "Edit", "toolSequence": ["Edit", "Read", "Edit"]},
-        ("", "Bash"): {"resolvedBy": "make all", "tool": "Bash", "toolSequence": ["Bash", "Edit", "Read", "Edit", "Bash"]},
+        ("", "Bash"): {
+            "resolvedBy": "make all",
+            "tool": "Bash",
+            "toolSequence": ["Bash", "Edit", "Read", "Edit", "Bash"],
+        },
     }
     assert Store(omcm_home).query("SELECT count(*) FROM guide_pending") == [(0,)]
     assert dispatch(pre_tool_payload("Edit", {"file_path": "/p/a.py"}, session_id="t")) is None

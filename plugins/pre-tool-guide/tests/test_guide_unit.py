@@ -1,17 +1,25 @@
 """Normalization and file keys: what makes the per-file lookup actually find past errors."""
 
 import pytest
-
-from omcm_pre_tool_guide.normalize import failed_exit, is_mistake, file_key, file_of, normalize_error, resolved_by
+from omcm_pre_tool_guide.normalize import failed_exit, file_key, file_of, is_mistake, normalize_error, resolved_by
 
 
 @pytest.mark.parametrize(
     "a,b",
     [
-        ("src/index.ts(3,1): error TS2304: Cannot find name 'foo'.", "src/index.ts(17,9): error TS2304: Cannot find name 'foo'."),
-        ('File "/home/u/app/main.py", line 12, in run\nKeyError: 3', 'File "/home/u/app/main.py", line 40, in run\nKeyError: 3'),
+        (
+            "src/index.ts(3,1): error TS2304: Cannot find name 'foo'.",
+            "src/index.ts(17,9): error TS2304: Cannot find name 'foo'.",
+        ),
+        (
+            'File "/home/u/app/main.py", line 12, in run\nKeyError: 3',
+            'File "/home/u/app/main.py", line 40, in run\nKeyError: 3',
+        ),
         ("segfault at 0x7ffde4a3b2c0 in worker", "segfault at 0x55d1e2f3a000 in worker"),
-        ("job 5b0c1c5e-9f9e-4c1e-8d0e-1f2e3d4c5b6a failed at 2026-11-23T10:00:01Z", "job 0f0e0d0c-0b0a-4908-8706-050403020100 failed at 2026-02-01T08:13:44Z"),
+        (
+            "job 5b0c1c5e-9f9e-4c1e-8d0e-1f2e3d4c5b6a failed at 2026-11-23T10:00:01Z",
+            "job 0f0e0d0c-0b0a-4908-8706-050403020100 failed at 2026-02-01T08:13:44Z",
+        ),
         ("cannot open /tmp/pytest-of-u/pytest-3/x/out.log", "cannot open /tmp/pytest-of-u/pytest-9/y/out.log"),
         ("timed out after 1532ms", "timed out after 87ms"),
     ],

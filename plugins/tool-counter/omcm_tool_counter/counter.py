@@ -7,7 +7,7 @@ A suggestion is due exactly when a run reaches its threshold, not after.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from attrs import evolve, frozen
 
@@ -27,7 +27,7 @@ class Counters:
         return {"read": self.read, "bash": self.bash, "lastTool": self.last_tool, "lastUpdated": self.last_updated}
 
     @classmethod
-    def from_json(cls, data: Any) -> "Counters":
+    def from_json(cls, data: Any) -> Counters:
         """Raises ValueError when ``data`` is not a state written by this plugin."""
         if not isinstance(data, dict):
             raise ValueError("state is not a JSON object")
@@ -46,7 +46,7 @@ class Counters:
 class Step:
     counters: Counters
     #: "Read" or "Bash" when this call made its run reach the threshold, else None.
-    suggest: Optional[str] = None
+    suggest: str | None = None
     count: int = 0
 
 

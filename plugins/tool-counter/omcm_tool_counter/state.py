@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 from omcm_core.files import atomic_write_json, file_lock, move_aside
-
 from omcm_tool_counter.counter import Counters, Step
 
 STATE_FILE = "tool-counters.json"
@@ -59,7 +58,7 @@ def remove(folder: Path) -> None:
         pass  # other plugins' files are there, or it is OMCM_HOME itself
 
 
-def age_out(sessions: Path, max_age_days: float, now: Optional[float] = None) -> int:
+def age_out(sessions: Path, max_age_days: float, now: float | None = None) -> int:
     """Remove counter files not touched for ``max_age_days``; returns how many."""
     if not sessions.is_dir():
         return 0

@@ -4,11 +4,11 @@ import json
 import os
 
 import pytest
-
-from omcm_core.log import get_logger
 from omcm_tool_counter import state
 from omcm_tool_counter.counter import Counters, step
 from omcm_tool_counter.messages import suggestion
+
+from omcm_core.log import get_logger
 
 LOG = get_logger(plugin="tool-counter")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import omcm_tool_counter
 import pytest
+
 from omcm_core.testing import (
     assert_valid_response,
     pre_tool_payload,
@@ -97,7 +98,9 @@ def test_hostile_session_ids_stay_inside_omcm_home(tmp_path):
     for session in ["../../escape", "/etc/passwd", "a/../../b", "..", "nul\x00byte", "x" * 500]:
         proc = run_hook(pre_tool_payload("Read", session_id=session), env={**ENV, "OMCM_HOME": str(home)})
         assert proc.returncode == 0 and proc.stdout == b""
-    assert sorted(p.name for p in tmp_path.iterdir()) == outside_before + (["home"] if "home" not in outside_before else [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside_before + (
+        ["home"] if "home" not in outside_before else []
+    )
     for path in home.rglob("tool-counters.json"):
         assert home.resolve() in path.resolve().parents
         assert path.parent.parent == home / "sessions"

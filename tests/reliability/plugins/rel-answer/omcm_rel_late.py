@@ -8,7 +8,9 @@ from omcm_core import Result, hookimpl
 
 @hookimpl
 def pre_tool(event):
-    return Result(permission="ask", reason=f"rel-zz-late asks about {event.tool_name}", updated_input={"command": "ls -la"})
+    return Result(
+        permission="ask", reason=f"rel-zz-late asks about {event.tool_name}", updated_input={"command": "ls -la"}
+    )
 
 
 @hookimpl
