@@ -94,7 +94,8 @@ def _record_unreported(event, ctx, config) -> None:
 def user_prompt_submit(event, ctx):
     from omcm_post_tool_observer import storage
 
-    if event.session_id:
+    # A background agent's answer comes back as a <task-notification> "prompt": not a new user prompt.
+    if event.session_id and not event.is_task_notification:
         storage.ready(ctx.store)
         storage.new_prompt(ctx.store, event.session_id)
 

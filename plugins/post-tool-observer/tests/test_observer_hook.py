@@ -66,6 +66,19 @@ def test_prompt_and_tool_indexes(omcm_dispatch, omcm_home):
     assert positions == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)]
 
 
+def test_a_background_agents_task_notification_is_not_a_new_prompt(omcm_dispatch, omcm_home):
+    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ENV)
+    dispatch(user_prompt_payload("check the deploys"))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    notification = "<task-notification>\n<task-id>a1</task-id>\n<result>done</result>\n</task-notification>"
+    dispatch(user_prompt_payload(notification))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    dispatch(user_prompt_payload("thanks, now deploy"))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    positions = rows(omcm_home, "SELECT prompt_index, tool_index FROM observer_events ORDER BY id")
+    assert positions == [(1, 1), (1, 2), (2, 1)]
+
+
 @pytest.mark.slow
 def test_many_dispatchers_at_once_lose_nothing(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
