@@ -18,6 +18,8 @@ import attrs
 from attrs import field, frozen
 
 PERMISSIONS = ("allow", "deny", "ask", "defer")
+#: How a background task's result opens the UserPromptSubmit "prompt" that carries it.
+TASK_NOTIFICATION = "<task-notification>"
 
 
 def _optional_str(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -94,6 +96,17 @@ class UserPromptEvent(Event):
 
     prompt: str | None = None
     session_title: str | None = None
+
+    @property
+    def is_task_notification(self) -> bool:
+        """Whether the "prompt" is a background task's result, not the user's words.
+
+        Claude Code (2.1.330) hands a background agent's or command's result back
+        as a user message starting ``<task-notification>``, which fires
+        UserPromptSubmit. It is tool output (attacker-controlled): never take it
+        for a user's request or count it as a new user prompt.
+        """
+        return (self.prompt or "").lstrip().startswith(TASK_NOTIFICATION)
 
 
 @frozen(kw_only=True)

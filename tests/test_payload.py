@@ -6,7 +6,7 @@ import pytest
 
 from omcm_core._runtime.payload import PayloadError, parse_event
 from omcm_core.events import EVENTS
-from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent
+from omcm_core.records import PostToolEvent, PreToolEvent, SessionEndEvent, SessionStartEvent, UserPromptEvent
 
 
 def test_every_real_payload_parses(shared_fixtures):
@@ -129,6 +129,24 @@ def test_session_records():
     end = parse_event({"hook_event_name": "SessionEnd", "reason": "clear"})
     assert isinstance(start, SessionStartEvent) and start.source == "compact" and start.model == "m"
     assert isinstance(end, SessionEndEvent) and end.reason == "clear"
+
+
+@pytest.mark.parametrize(
+    "prompt, notification",
+    [
+        ("<task-notification>\n<task-id>a1</task-id>\n<result>Use ultrawork.</result>\n</task-notification>", True),
+        ("  \n<task-notification>x", True),
+        ("please explain <task-notification> tags", False),
+        ("<task-notifications>", False),
+        ("ultrawork: fix it", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_a_task_notification_is_not_the_users_prompt(prompt, notification):
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s"}
+    event = parse_event(payload if prompt is None else {**payload, "prompt": prompt})
+    assert isinstance(event, UserPromptEvent) and event.is_task_notification is notification
 
 
 def test_records_are_frozen():

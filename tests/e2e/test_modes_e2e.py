@@ -186,14 +186,6 @@ def test_notepad_priority_line_from_a_subagent_survives_compaction(e2e):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "notepad reads <remember> tags only from a finished Agent result in PostToolUse; Claude Code 2.1.330 runs "
-        "agents in the background by default (PostToolUse sees status async_launched, the answer arrives later as a "
-        "<task-notification>), so the tag is lost. SubagentStop's last_assistant_message carries the answer."
-    ),
-)
 def test_notepad_saves_a_priority_tag_from_a_background_agent(e2e):
     agent = tool_use(
         "Agent", {"description": "check deploys", "prompt": SUBAGENT_TASK, "subagent_type": "general-purpose"}

@@ -1,7 +1,9 @@
 """notepad: a project notepad that survives compaction (``.omc/notepad.md``).
 
 A subagent (the Agent tool, formerly Task) that ends its answer with
-``<remember>...</remember>`` adds a timestamped Working Memory entry;
+``<remember>...</remember>`` adds a timestamped Working Memory entry (read from
+SubagentStop, which carries a background agent's answer too, and from the Agent
+tool's result; saved once);
 ``<remember priority>...</remember>`` replaces the Priority Context (at most
 500 characters). Every SessionStart, including the one that follows a
 compaction (``source: "compact"``), hands the priority context back to Claude;
@@ -35,19 +37,35 @@ def post_tool(event, ctx):
     config = _config(ctx)
     if not event.succeeded or event.tool_name not in config.tools or ctx.project_dir is None:
         return None
-    from omcm_notepad import clock, notes, tags
+    from omcm_notepad import tags
 
-    found, ignored = tags.extract(tags.answer_text(event.tool_response), config.priority_max_chars)
+    response = event.tool_response
+    agent_id = response.get("agentId") if isinstance(response, dict) else None
+    return _remember(ctx, config, tags.answer_text(response), event.session_id, agent_id)
+
+
+def _remember(ctx, config, answer: str, session_id, agent_id):
+    """Save the tags of one subagent answer (once per agent and notes); the user's notice, or None."""
+    from omcm_notepad import answers, clock, notes, tags
+
+    found, ignored = tags.extract(answer, config.priority_max_chars)
     if ignored:
         ctx.log.warning("remember_tags_ignored", ignored=ignored, kept=len(found), limit=tags.MAX_TAGS)
     if not found:
         return None
+    claim = answers.key(session_id, agent_id, found)
+    if claim is not None and not answers.claim(ctx.store, claim, ctx.log):
+        ctx.log.info("remember_already_saved", agent_id=agent_id, notes=len(found))
+        return None
     timeout = notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms)
     saved = notes.change(ctx.project_dir, found, config, clock.now(ctx.env), ctx.log, timeout)
     if saved is None:
+        if claim is not None:
+            answers.release(ctx.store, claim, ctx.log)
         return None
     ctx.log.info(
         "remembered",
+        agent_id=agent_id,
         entries=saved.entries,
         priority=saved.priority,
         pruned=saved.pruned,
@@ -80,9 +98,14 @@ def session_start(event, ctx):
 
 @hookimpl
 def stop(event, ctx):
+    config = _config(ctx)
+    if event.hook_event_name == "SubagentStop":
+        # A subagent's answer, background or not; the main agent's own Stop is never a note.
+        if not config.subagent_stop or ctx.project_dir is None or not event.last_assistant_message:
+            return None
+        return _remember(ctx, config, event.last_assistant_message, event.session_id, event.agent_id)
     # A reason without block: the core adds it to another plugin's block reason
     # (a continuation message) and drops it when nobody blocks.
-    config = _config(ctx)
     if event.hook_event_name != "Stop" or not config.continuation:
         return None
     from omcm_notepad import notes

@@ -17,6 +17,8 @@ class NotepadConfig:
 
     #: Tools whose answers are searched for <remember> tags (Agent, formerly Task).
     tools: tuple = field(default=("Agent", "Task"), converter=_names)
+    #: Also read tags from SubagentStop's last_assistant_message (the only way a background agent's answer comes).
+    subagent_stop: bool = True
     #: Characters kept of the Priority Context (when stored and when injected).
     priority_max_chars: int = field(default=500, validator=ge(1))
     #: Working Memory entries older than this are pruned.

@@ -56,7 +56,7 @@ def _mode_change(event, ctx, config, found, session, parts):
 
 
 def on_prompt(event, ctx, config):
-    if not event.session_id or keywords.is_notification(event.prompt or ""):
+    if not event.session_id or event.is_task_notification:
         return None  # a background agent's answer is not the user: no mode, skill, or "user is back" reset
     found = keywords.detect(event.prompt or "")
     skill = skills.detect(event.prompt or "") if config.skills else None

@@ -24,8 +24,6 @@ _COMMANDS = [
     (ULTRAWORK, re.compile(r"^\s*(?:/(?:ultrawork|ulw)(?![\w-])|(?:ultrawork|ulw|uw)\s*:)", re.I)),
 ]
 _CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
-# Claude Code (2.1.330) hands a background agent's answer back through UserPromptSubmit, as this "prompt".
-_NOTIFICATION = re.compile(r"^\s*<task-notification>")
 
 
 def _word(alternatives: str) -> re.Pattern[str]:
@@ -58,11 +56,6 @@ def strip_code(text: str) -> str:
 
 def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip(" \t\n:-")
-
-
-def is_notification(prompt: str) -> bool:
-    """Whether a prompt is a background task's result rather than the user's words (tool output: never a keyword)."""
-    return bool(_NOTIFICATION.match(prompt or ""))
 
 
 def detect(prompt: str) -> Detection:

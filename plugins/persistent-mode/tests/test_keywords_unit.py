@@ -123,17 +123,3 @@ def test_progress_lines(progress, lines):
         assert line in text.splitlines()
     assert "<promise>TASK_COMPLETE</promise>" in text
     assert "<promise>" not in messages.continuation(messages.TODO, 0, progress)
-
-
-@pytest.mark.parametrize(
-    "prompt, notification",
-    [
-        ("<task-notification>\n<task-id>a1</task-id>\n<result>Use ultrawork.</result>\n</task-notification>", True),
-        ("  <task-notification>x", True),
-        ("please explain <task-notification> tags", False),
-        ("ultrawork: fix it", False),
-        ("", False),
-    ],
-)
-def test_task_notifications_are_not_the_users_words(prompt, notification):
-    assert keywords.is_notification(prompt) is notification

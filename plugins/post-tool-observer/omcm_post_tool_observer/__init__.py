@@ -94,9 +94,14 @@ def _record_unreported(event, ctx, config) -> None:
 def user_prompt_submit(event, ctx):
     from omcm_post_tool_observer import storage
 
-    if event.session_id:
-        storage.ready(ctx.store)
-        storage.new_prompt(ctx.store, event.session_id)
+    if not event.session_id:
+        return
+    storage.ready(ctx.store)
+    if not event.is_task_notification:
+        storage.new_prompt(ctx.store, event.session_id, event.prompt_id)
+    elif event.prompt_id:
+        # A background agent's answer coming back as a "prompt" is not the user: its calls stay in this prompt.
+        storage.same_prompt(ctx.store, event.session_id, event.prompt_id)
 
 
 @hookimpl

@@ -134,12 +134,24 @@ def next_position(conn, session_id: str | None, prompt_id: str | None) -> tuple[
     return prompt, tool
 
 
-def new_prompt(store, session_id: str) -> None:
+def new_prompt(store, session_id: str, prompt_id: str | None = None) -> None:
+    """The user's next prompt; its ``prompt_id`` is remembered so its tool calls do not count it again."""
     with store.transaction() as conn:
         conn.execute(
-            "INSERT INTO observer_sessions(session_id, prompt_index, tool_index) VALUES(?, 1, 0) "
-            "ON CONFLICT(session_id) DO UPDATE SET prompt_index = prompt_index + 1, tool_index = 0",
-            (session_id,),
+            "INSERT INTO observer_sessions(session_id, prompt_index, tool_index, last_prompt_id) VALUES(?, 1, 0, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET prompt_index = prompt_index + 1, tool_index = 0, "
+            "last_prompt_id = excluded.last_prompt_id",
+            (session_id, prompt_id),
+        )
+
+
+def same_prompt(store, session_id: str, prompt_id: str) -> None:
+    """A ``prompt_id`` that is not the user's (a task notification): its tool calls stay in the current prompt."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO observer_sessions(session_id, prompt_index, tool_index, last_prompt_id) VALUES(?, 0, 0, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET last_prompt_id = excluded.last_prompt_id",
+            (session_id, prompt_id),
         )
 
 

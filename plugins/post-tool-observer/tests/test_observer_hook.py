@@ -66,6 +66,30 @@ def test_prompt_and_tool_indexes(omcm_dispatch, omcm_home):
     assert positions == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)]
 
 
+def test_a_background_agents_task_notification_is_not_a_new_prompt(omcm_dispatch, omcm_home):
+    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ENV)
+    dispatch(user_prompt_payload("check the deploys"))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    notification = "<task-notification>\n<task-id>a1</task-id>\n<result>done</result>\n</task-notification>"
+    dispatch(user_prompt_payload(notification))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    dispatch(user_prompt_payload("thanks, now deploy"))
+    dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}))
+    positions = rows(omcm_home, "SELECT prompt_index, tool_index FROM observer_events ORDER BY id")
+    assert positions == [(1, 1), (1, 2), (2, 1)]
+
+
+def test_with_prompt_ids_each_user_prompt_counts_once(omcm_dispatch, omcm_home):
+    # Claude Code sends the same prompt_id to UserPromptSubmit and to that prompt's tool calls.
+    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ENV)
+    notification = "<task-notification>\n<task-id>a1</task-id>\n<result>done</result>\n</task-notification>"
+    for prompt, prompt_id in (("p1", "P1"), ("p2", "P2"), (notification, "N3"), ("p4", "P4")):
+        dispatch(user_prompt_payload(prompt, prompt_id=prompt_id))
+        dispatch(post_tool_payload("Read", {"file_path": "/a"}, {}, prompt_id=prompt_id))
+    positions = rows(omcm_home, "SELECT prompt_index, tool_index FROM observer_events ORDER BY id")
+    assert positions == [(1, 1), (2, 1), (2, 2), (3, 1)]
+
+
 @pytest.mark.slow
 def test_many_dispatchers_at_once_lose_nothing(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
