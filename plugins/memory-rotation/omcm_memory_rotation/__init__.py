@@ -57,13 +57,21 @@ def check(folder, settings, log) -> list[str]:
 
 
 @hookimpl
+def config_schema():
+    from omcm_memory_rotation.settings import MemoryRotationConfig
+
+    return MemoryRotationConfig
+
+
+@hookimpl
 def post_tool(event, ctx):
     from omcm_memory_rotation import layout
+    from omcm_memory_rotation.settings import load_settings
 
     folder = _folder(ctx)
     if folder is None or not event.session_id:
         return None
-    settings = layout.load_settings(ctx.project_dir, ctx.home, ctx.log)
+    settings = load_settings(ctx, ctx.project_dir)
     if not settings.enabled or count_use(ctx.store, event.session_id) % settings.save_interval:
         return None
     archives = check(folder, settings, ctx.log)

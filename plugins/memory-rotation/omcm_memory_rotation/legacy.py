@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omcm_core.files import read_confined_text, write_confined_atomic
 from omcm_memory_rotation import index, layout
+
+if TYPE_CHECKING:
+    from omcm_memory_rotation.settings import Settings
 
 _DATE = re.compile(r"^## (\d{4}-\d{2}-\d{2})")
 
@@ -72,7 +76,7 @@ def split(content: str, threshold: int) -> list[list[dict]]:
     return chunks
 
 
-def migrate(folder: Path, settings: layout.Settings, log) -> list[str]:
+def migrate(folder: Path, settings: Settings, log) -> list[str]:
     """Split memory.md when it is over the threshold; returns the archives written."""
     memory = folder / layout.MEMORY_FILE
     from omcm_memory_rotation.rotation import acquire, release
