@@ -1,7 +1,7 @@
-"""memory-rotation: project memory that rotates, summarizes and reloads itself (seed 004).
+"""memory-rotation: project memory that rotates, summarizes and reloads itself.
 
 ``.claude/memory/memory.md`` is the project's running memory (L2). Every
-``saveInterval`` tool uses it is checked; at 23,750 tokens it is archived whole
+``save_interval`` tool uses it is checked; at 23,750 tokens it is archived whole
 as ``memory_YYYYMMDD_HHMMSS.md`` and replaced by its last 2,375 tokens, and
 Claude is told ``[MEMORY_KEEPER_ROTATE] file=<archive>`` so the memory-rotate
 skill has the memory-summarizer agent write an L3 summary

@@ -1,4 +1,4 @@
-"""Session start context, in the seed's order (§6), capped in size.
+"""Session start context, in this order and capped in size:
 
 1. the unreflected tail of the last L1 session (what the last session said at
    its end that memory.md does not contain);

@@ -1,4 +1,4 @@
-"""Rotation: archive the whole memory.md, keep a tail as the new one (seed 004 §4, §7.1).
+"""Rotation: archive the whole memory.md, keep a tail as the new one.
 
 Order of writes, each atomic, so that a process killed at any point loses no
 line of the original memory.md:

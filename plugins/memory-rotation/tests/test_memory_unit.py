@@ -1,4 +1,4 @@
-"""Seed 004 §11.1 unit tests and §11.3 edge cases."""
+"""memory-rotation in process: tokens, tails, rotation, legacy split, index repair, summaries, session start."""
 
 import json
 import os
