@@ -12,9 +12,10 @@ sessions to their plugins.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def _blocks(message: Any) -> list[dict]:
@@ -46,26 +47,35 @@ def _base(entry: dict, session_id: str | None, transcript: Path, event: str) -> 
     return payload
 
 
-def read_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[dict]:
+def read_jsonl(source: Path | BinaryIO, max_bytes: int | None = None) -> Iterator[dict]:
     """The JSON objects of a JSONL file, one per line, in file order; other and damaged lines are skipped.
 
+    ``source`` is a path, or a binary file the caller opened (and closes): a
+    file in an untrusted project is opened with ``files.open_confined`` first.
     With ``max_bytes`` only the file's last ``max_bytes`` are read, less the
     line the window cuts (logs and transcripts grow without bound). ``OSError``
     from opening the file reaches the caller.
     """
-    with open(path, "rb") as fh:
-        if max_bytes is not None:
-            start = max(0, fh.seek(0, 2) - max_bytes)
-            fh.seek(max(0, start - 1))
-            if start and fh.read(1) != b"\n":
-                fh.readline()  # the rest of the cut line
-        for raw in fh:
-            try:
-                entry = json.loads(raw.decode("utf-8", "replace"))
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                yield entry
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            yield from _jsonl_lines(fh, max_bytes)
+    else:
+        yield from _jsonl_lines(source, max_bytes)
+
+
+def _jsonl_lines(fh: BinaryIO, max_bytes: int | None) -> Iterator[dict]:
+    if max_bytes is not None:
+        start = max(0, fh.seek(0, 2) - max_bytes)
+        fh.seek(max(0, start - 1))
+        if start and fh.read(1) != b"\n":
+            fh.readline()  # the rest of the cut line
+    for raw in fh:
+        try:
+            entry = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
 
 
 def transcript_entries(path: Path) -> Iterator[dict]:

@@ -1,4 +1,4 @@
-"""omcm_core.transcripts.read_jsonl: the one JSONL reader (transcripts, the log tail in doctor)."""
+"""omcm_core.transcripts.read_jsonl: the one JSONL reader (transcripts, the log tail in doctor, memory-rotation's L1)."""
 
 import json
 
@@ -37,3 +37,15 @@ def test_doctor_lists_the_newest_errors_first(tmp_path):
     log.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{torn")
     assert [e["event"] for e in recent_errors(log, limit=3)] == ["e11", "e10", "e9"]
     assert recent_errors(tmp_path / "absent.jsonl") == []
+
+
+def test_a_file_the_caller_opened_confined_is_read_the_same_way(tmp_path):
+    import os
+
+    from omcm_core.files import open_confined
+
+    path = tmp_path / "l1.jsonl"
+    path.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(50)))
+    with os.fdopen(open_confined(tmp_path, path), "rb") as fh:
+        tail = list(read_jsonl(fh, max_bytes=30))
+    assert tail == list(read_jsonl(path, max_bytes=30)) == [{"n": 47}, {"n": 48}, {"n": 49}]

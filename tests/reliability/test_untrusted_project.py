@@ -35,10 +35,12 @@ def world(tmp_path):
     (project / ".claude" / "memory").mkdir(parents=True)
     outside.mkdir()
     (outside / "id_ed25519").write_text(KEY * 2000)  # well over the rotation threshold
-    config = {"saveInterval": 1, "memoryRotation": {"thresholdTokens": 1000, "carryoverTokens": 100}}
-    (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
     env = {
         "OMCM_LOAD_PLUGINS": "memory-rotation",
+        # A check at every tool use, rotating at 950 tokens.
+        "OMCM__MEMORY_ROTATION__SAVE_INTERVAL": "1",
+        "OMCM__MEMORY_ROTATION__THRESHOLD_TOKENS": "1000",
+        "OMCM__MEMORY_ROTATION__CARRYOVER_TOKENS": "100",
         "OMCM_HOME": str(tmp_path / "home"),
         "CLAUDE_PROJECT_DIR": str(project),
     }
@@ -109,7 +111,6 @@ def test_symlinked_folders(world, planted):
     (target / "memory.md").write_text(KEY * 2000)
     link = world["memory"] if planted == "memory" else world["memory"] / planted
     if planted == "memory":
-        (world["memory"] / "config.json").unlink()
         world["memory"].rmdir()
     link.symlink_to(target, target_is_directory=True)
     before = snapshot(world["outside"])

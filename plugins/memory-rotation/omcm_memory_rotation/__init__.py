@@ -1,7 +1,7 @@
-"""memory-rotation: project memory that rotates, summarizes and reloads itself (seed 004).
+"""memory-rotation: project memory that rotates, summarizes and reloads itself.
 
 ``.claude/memory/memory.md`` is the project's running memory (L2). Every
-``saveInterval`` tool uses it is checked; at 23,750 tokens it is archived whole
+``save_interval`` tool uses it is checked; at 23,750 tokens it is archived whole
 as ``memory_YYYYMMDD_HHMMSS.md`` and replaced by its last 2,375 tokens, and
 Claude is told ``[MEMORY_KEEPER_ROTATE] file=<archive>`` so the memory-rotate
 skill has the memory-summarizer agent write an L3 summary
@@ -57,13 +57,21 @@ def check(folder, settings, log) -> list[str]:
 
 
 @hookimpl
+def config_schema():
+    from omcm_memory_rotation.settings import MemoryRotationConfig
+
+    return MemoryRotationConfig
+
+
+@hookimpl
 def post_tool(event, ctx):
     from omcm_memory_rotation import layout
+    from omcm_memory_rotation.settings import load_settings
 
     folder = _folder(ctx)
     if folder is None or not event.session_id:
         return None
-    settings = layout.load_settings(ctx.project_dir, ctx.home, ctx.log)
+    settings = load_settings(ctx, ctx.project_dir)
     if not settings.enabled or count_use(ctx.store, event.session_id) % settings.save_interval:
         return None
     archives = check(folder, settings, ctx.log)

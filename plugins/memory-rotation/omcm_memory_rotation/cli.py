@@ -35,6 +35,7 @@ def argparse_hidden():
 
 def run(args, ctx) -> int:
     from omcm_memory_rotation import check, index, layout, legacy, search, summary
+    from omcm_memory_rotation.settings import legacy_values, load_settings, toml_for
 
     project = Path(getattr(args, "l1_project", None) or args.project or ctx.project_dir or Path.cwd())
     folder = layout.memory_dir(project)
@@ -43,13 +44,17 @@ def run(args, ctx) -> int:
     except OSError as exc:  # a planted symlink (UnsafePathError) or an unwritable project
         print(f"omcm memory: {exc}", file=sys.stderr)
         return 1
-    settings = layout.load_settings(project, ctx.home, ctx.log)
+    settings = load_settings(ctx, project)
     if args.action == "status":
         data = index.reconcile(folder, ctx.log)
         print(
             f"memory.md: {layout.tokens_of_file(folder / layout.MEMORY_FILE)} tokens (rotates at {settings.threshold_tokens})"
         )
         print(f"archives: {len(data['rotatedFiles'])}; summaries pending: {', '.join(index.pending(data)) or 'none'}")
+        old = legacy_values(project, ctx.home, ctx.log)
+        if old is not None:
+            print(f"{old[0]} is read for the keys the TOML config does not set; write this instead, then delete it:")
+            print(toml_for(old[1]), end="")
         return 0
     if args.action == "search":
         hits = search.search(folder, args.query, args.deep, ctx.log)

@@ -1,10 +1,10 @@
-"""Legacy migration: split an oversized memory.md by its date headers (seed 004 §0.1).
+"""Legacy migration: split an oversized memory.md, kept before rotation existed, by its date headers.
 
 Sections start at ``## YYYY-MM-DD`` (or, without dates, at any ``## ``); a file
 without headers becomes one archive. A section over the threshold is split by
 lines. Sections are grouped into chunks under the threshold and **every** chunk
-is archived (the seed dropped the part of the last chunk that did not fit the
-carry-over); memory.md keeps the carry-over tail of the last chunk.
+is archived, the last one too (memory.md then keeps its carry-over tail, so no
+line is lost: only the archives hold the whole text).
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omcm_core.files import read_confined_text, write_confined_atomic
 from omcm_memory_rotation import index, layout
+
+if TYPE_CHECKING:
+    from omcm_memory_rotation.settings import Settings
 
 _DATE = re.compile(r"^## (\d{4}-\d{2}-\d{2})")
 
@@ -57,7 +61,7 @@ def force_split(section: dict, threshold: int) -> list[dict]:
 def split(content: str, threshold: int) -> list[list[dict]]:
     sections = parse_sections(content)
     if len(sections) == 1 and not sections[0]["lines"][0].startswith("## "):
-        return [sections]  # no headers at all: the whole file is one archive, as the seed says
+        return [sections]  # no headers at all: nothing to split on, so the whole file is one archive
     chunks, current, tokens = [], [], 0
     for section in sections:
         for part in force_split(section, threshold):
@@ -72,7 +76,7 @@ def split(content: str, threshold: int) -> list[list[dict]]:
     return chunks
 
 
-def migrate(folder: Path, settings: layout.Settings, log) -> list[str]:
+def migrate(folder: Path, settings: Settings, log) -> list[str]:
     """Split memory.md when it is over the threshold; returns the archives written."""
     memory = folder / layout.MEMORY_FILE
     from omcm_memory_rotation.rotation import acquire, release

@@ -1,4 +1,4 @@
-"""Session start context, in the seed's order (§6), capped in size.
+"""Session start context, in this order and capped in size:
 
 1. the unreflected tail of the last L1 session (what the last session said at
    its end that memory.md does not contain);
@@ -10,14 +10,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from omcm_core.files import list_confined, read_confined_text
+from omcm_core.files import list_confined, open_confined, read_confined_text
 from omcm_core.redact import mask, mask_head
+from omcm_core.transcripts import read_jsonl
 from omcm_memory_rotation import index, layout
 
 MAX_CHARS = 8_000
 TAIL_LINES = 50
+L1_TAIL_BYTES = 4_000_000  # the last session's L1 may be 32 MB; its end is what counts
 
 
 def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
@@ -25,14 +28,14 @@ def unreflected_l1(folder: Path, memory_text: str) -> list[str]:
     files = [n for n in list_confined(layout.root(folder), sessions) if n.endswith(".l1.jsonl")]
     if not files:
         return []
+    try:  # confined (no symlink, one hard link), then the shared JSONL reader over the file's tail
+        with os.fdopen(open_confined(layout.root(folder), sessions / files[-1], single_link=True), "rb") as fh:
+            entries = list(read_jsonl(fh, max_bytes=L1_TAIL_BYTES))[-20:]
+    except OSError:
+        return []
     out = []
-    lines = _read(folder, sessions / files[-1]).splitlines()[-20:]
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        text = entry.get("content") if isinstance(entry, dict) and entry.get("role") == "assistant" else None
+    for entry in entries:
+        text = entry.get("content") if entry.get("role") == "assistant" else None
         if isinstance(text, str) and len(text) > 50 and text[:50] not in memory_text:
             out.append(mask(text)[:200])  # mask, then cut
     return out

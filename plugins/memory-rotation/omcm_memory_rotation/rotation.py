@@ -1,4 +1,4 @@
-"""Rotation: archive the whole memory.md, keep a tail as the new one (seed 004 §4, §7.1).
+"""Rotation: archive the whole memory.md, keep a tail as the new one.
 
 Order of writes, each atomic, so that a process killed at any point loses no
 line of the original memory.md:
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omcm_core.files import (
     open_confined,
@@ -26,6 +27,9 @@ from omcm_core.files import (
     write_confined_atomic,
 )
 from omcm_memory_rotation import index, layout
+
+if TYPE_CHECKING:
+    from omcm_memory_rotation.settings import Settings
 
 STALE_S = 60
 
@@ -72,7 +76,7 @@ def release(folder: Path) -> None:
     unlink_confined(layout.root(folder), folder / layout.LOCK_FILE)
 
 
-def check_and_rotate(folder: Path, settings: layout.Settings, log) -> str | None:
+def check_and_rotate(folder: Path, settings: Settings, log) -> str | None:
     """Rotate when memory.md holds ``threshold_tokens`` or more; returns the archive name."""
     memory = folder / layout.MEMORY_FILE
     top = layout.root(folder)

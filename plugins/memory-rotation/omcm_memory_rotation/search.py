@@ -1,4 +1,4 @@
-"""`omcm memory search`: the four tiers in the seed's order, each hit with its source.
+"""`omcm memory search`: memory.md, then L3 summaries, L2 archives and (with --deep) L1 sessions, each hit with its source.
 
 Files are read confined to the project (a planted symlink is refused and
 logged) and every hit's text is masked before it is printed.

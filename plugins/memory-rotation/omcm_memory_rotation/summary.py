@@ -17,7 +17,7 @@ class SummaryError(ValueError):
 
 
 def validate(data: Any) -> dict:
-    """The seed's L3 shape: themes, keyDecisions, issues (at most 10 each) and overallSummary."""
+    """The L3 shape the memory-summarizer agent writes: themes, keyDecisions, issues (at most 10 each), overallSummary."""
     if not isinstance(data, dict):
         raise SummaryError("the summary must be a JSON object")
     if not isinstance(data.get("overallSummary"), str) or not data["overallSummary"].strip():

@@ -1,15 +1,17 @@
-"""Seed 004 §11.1 unit tests and §11.3 edge cases."""
+"""memory-rotation in process: tokens, tails, rotation, legacy split, index repair, summaries, session start."""
 
 import json
+import os
 
 import pytest
 from omcm_memory_rotation import index, layout, legacy, loader, summary
 from omcm_memory_rotation.rotation import check_and_rotate
+from omcm_memory_rotation.settings import Settings
 
 from omcm_core.log import get_logger
 
 LOG = get_logger(plugin="memory-rotation")
-SETTINGS = layout.Settings()
+SETTINGS = Settings()
 
 
 def folder_with(tmp_path, text):
@@ -163,3 +165,21 @@ def test_session_start_context_order_and_cap(tmp_path):
     assert "memory line 79" in text and "memory line 29" not in text  # the last 50 lines
     assert "[MEMORY_KEEPER_ROTATE] file=memory_20260202_000000.md" in text
     assert len(loader.cap("z" * 20_000)) <= loader.MAX_CHARS
+
+
+def test_the_last_l1_is_read_from_its_end_and_never_through_a_link(tmp_path):
+    folder = folder_with(tmp_path, "")
+    said = "I moved the sessions table to SQLite and kept the JSON export for old clients."
+    filler = json.dumps({"role": "assistant", "content": "short", "pad": "x" * 200}) + "\n"
+    body = filler * (2 * loader.L1_TAIL_BYTES // len(filler)) + json.dumps({"role": "assistant", "content": said})
+    l1 = folder / "sessions" / "2026-02-03_1000_s.l1.jsonl"
+    l1.write_text(body + "\n")  # 8 MB: the end is past a read of the first 4 MB
+    assert loader.unreflected_l1(folder, "") == [said[:200]]
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(json.dumps({"role": "assistant", "content": "a secret line from outside the project " * 3}))
+    l1.unlink()
+    os.link(outside, l1)
+    assert loader.unreflected_l1(folder, "") == []  # a hard link may name any file of the user's
+    l1.unlink()
+    l1.symlink_to(outside)
+    assert loader.unreflected_l1(folder, "") == []

@@ -1,6 +1,6 @@
-"""A PostToolUse / PostToolUseFailure event -> the seed's tool_observation payload.
+"""A PostToolUse / PostToolUseFailure event -> the tool_observation payload the observer stores.
 
-Per-tool compression (seed 003 §6): Read keeps the first and last 50 lines,
+Per-tool compression, so that what is stored stays small and useful: Read keeps the first and last 50 lines,
 Grep and Glob keep the file list, WebFetch the first 500 characters, Bash the
 whole output with its exit code; anything longer than 100 lines becomes head 50
 + marker + tail 50, and nothing stored exceeds 10 KB. Unknown response shapes
@@ -53,7 +53,7 @@ _EXIT = re.compile(r"^Exit code (\d+)")
 
 
 def truncate(text: str) -> str:
-    """The seed's truncateOutput: 100 lines -> head 50 + tail 50; then the 10 KB cap."""
+    """Over 100 lines -> head 50 + marker + tail 50 (the start and the end say most); then the 10 KB cap."""
     lines = text.split("\n")
     if len(lines) > MAX_LINES:
         text = "\n".join(lines[:50]) + MARKER + "\n".join(lines[-50:])
@@ -152,7 +152,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
 
 
 def observation(event, duration_ms: float | None, prompt_index: int, tool_index: int) -> dict[str, Any]:
-    """The seed's ToolObservation payload, masked and size-capped."""
+    """The stored observation (toolName, toolInput, toolOutput, metadata, ...), masked and size-capped."""
     output, meta = output_and_metadata(event.tool_name, event.tool_input, event.tool_response, event.error)
     tool_input = mask_structured(event.tool_input)  # {"password": ...} by key name, then by shape
     text_input = json.dumps(tool_input, ensure_ascii=False, default=str)
@@ -172,7 +172,7 @@ def observation(event, duration_ms: float | None, prompt_index: int, tool_index:
 
 
 def embedding_text(obs: Mapping[str, Any]) -> str:
-    """The seed's createEmbeddingContent, plus the start of the output."""
+    """The text embedded for search: tool, file/command/pattern/URL, and the start of the output."""
     meta = obs.get("metadata") or {}
     parts = [f"Tool: {obs['toolName']}"]
     for key, label in (("filePath", "File"), ("command", "Command"), ("pattern", "Pattern"), ("url", "URL")):

@@ -1,7 +1,7 @@
 """Observer tables in the shared store: events, full-text index, embedding outbox, vectors.
 
-The event and its embedding job are written in one transaction (the seed's
-outbox), so a crash can never leave an event that will not be embedded or a
+The event and its embedding job are written in one transaction (an outbox:
+the embedder works through the jobs later), so a crash can never leave an event that will not be embedded or a
 job without its event. The FTS5 index is an external-content index over
 ``observer_events`` kept in step by triggers: one copy of the text on disk.
 """

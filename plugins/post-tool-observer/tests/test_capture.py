@@ -1,4 +1,4 @@
-"""Per-tool compression, truncation and metadata (seed 003 §3, §6)."""
+"""Per-tool compression, truncation and metadata of the stored observation."""
 
 from omcm_post_tool_observer.capture import MARKER, observation, output_and_metadata, truncate
 

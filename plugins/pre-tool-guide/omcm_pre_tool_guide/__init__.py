@@ -30,7 +30,7 @@ def pre_tool(event, ctx):
     from omcm_pre_tool_guide import knowledge
 
     if event.tool_name not in FILE_TOOLS and event.tool_name != "Bash":
-        return None  # Task/Agent: disabled as in the seed's v9; other tools: nothing to say
+        return None  # Task/Agent: no guidance (SubagentStop carries no success flag); other tools: none known
     try:
         knowledge.ready(ctx.store)
         _learn_from_transcript(event, ctx)

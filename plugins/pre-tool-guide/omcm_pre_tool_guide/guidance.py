@@ -1,4 +1,4 @@
-"""The seed's guidance texts (REQ-RA-301/302/304), in Korean and English."""
+"""The guidance texts (past errors of a file, of Bash in this session, of an unread file), in Korean and English."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Tables (plugin ``pre-tool-guide``):
 
-- ``guide_events``: one ``tool_error`` event per failed call (the seed's events
-  table, prefixed because the store is shared).
+- ``guide_events``: one ``tool_error`` event per failed call (prefixed because
+  the store is shared).
 - ``error_kb``: one row per distinct normalized error and file (the same
   message about two files is two lessons), with use count, last use, and once
   known its ``resolution`` JSON

@@ -1,4 +1,4 @@
-"""pre-tool-guide: the seed's scenarios, multi-session learning, real transcripts."""
+"""pre-tool-guide through `omcm hook`: guidance after past errors, multi-session learning, real transcripts."""
 
 import json
 import sqlite3

@@ -2,7 +2,7 @@
 
 After 5 Reads in a row Claude is told that searching (grep or find in one Bash call) is faster;
 after 3 Bash calls in a row, that commands can be combined. Once per run,
-exactly when the run reaches its threshold; never blocks. (Seed 000.)
+exactly when the run reaches its threshold; never blocks.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ READ, BASH = "Read", "Bash"
 
 @frozen
 class Counters:
-    """The seed's state file: ``read``, ``bash``, ``lastTool``, ``lastUpdated``."""
+    """The state file: ``read``, ``bash``, ``lastTool``, ``lastUpdated`` (camelCase, as earlier tool-counters wrote it)."""
 
     read: int = 0
     bash: int = 0

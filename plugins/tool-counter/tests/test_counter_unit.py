@@ -1,4 +1,4 @@
-"""The seed's tool-counter unit tests, on the pure counting rule and the state file."""
+"""tool-counter unit tests, on the pure counting rule and the state file."""
 
 import json
 import os
@@ -27,7 +27,7 @@ def test_defaults_when_no_file(tmp_path):
     assert state.load(tmp_path / state.STATE_FILE, LOG) == Counters()
 
 
-def test_write_creates_the_seed_shaped_file(tmp_path):
+def test_write_creates_the_camel_case_state_file(tmp_path):
     state.update(tmp_path, lambda c: step(c, "Read", "2026-11-23T00:00:00Z", 5, 3), LOG)
     data = json.loads((tmp_path / state.STATE_FILE).read_text())
     assert data == {"read": 1, "bash": 0, "lastTool": "Read", "lastUpdated": "2026-11-23T00:00:00Z"}

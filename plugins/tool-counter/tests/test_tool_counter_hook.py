@@ -108,7 +108,7 @@ def test_hostile_session_ids_stay_inside_omcm_home(tmp_path):
 
 
 @pytest.mark.slow
-def test_seed_hook_scenarios_through_omcm_hook(tmp_path):
+def test_read_and_bash_runs_through_omcm_hook(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path)}
     # non-Read tool: nothing
     assert run_hook(pre_tool_payload("Bash", {"command": "ls"}, session_id="r"), env=env).stdout == b""
