@@ -53,13 +53,16 @@ class CoreConfig:
     fail_closed: tuple = ()
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(root: Path, path: Path) -> dict:
+    """``root/path`` parsed, read without following a link out of ``root`` (a cloned project can plant one)."""
+    from omcm_core.files import read_confined_bytes
+
     try:
-        data = path.read_bytes()
+        data = read_confined_bytes(root, path, max_bytes=1_000_000)
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        _log.warning("config_unreadable", path=str(path), error=str(exc))
+    except OSError as exc:  # a symlink, a FIFO, a folder, too big: the defaults, said in the log
+        _log.warning("config_unreadable", path=str(root / path), error=str(exc))
         return {}
     try:
         try:
@@ -96,9 +99,10 @@ class Config:
         env = os.environ if env is None else env
         merged: dict[str, dict] = {}
         sources = []
-        paths = [home / CONFIG_FILE] + ([project / PROJECT_CONFIG] if project else [])
-        for path in paths:
-            data = _read_toml(path) if path.is_file() else {}
+        places = [(home, Path(CONFIG_FILE))] + ([(project, PROJECT_CONFIG)] if project else [])
+        for root, relative in places:
+            data = _read_toml(root, relative)
+            path = root / relative
             if data:
                 sources.append(str(path))
             for section, values in data.items():

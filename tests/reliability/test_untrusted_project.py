@@ -283,3 +283,19 @@ def test_memory_md_hard_linked_to_a_private_key(world):
         if path.is_file() and path.name != "memory.md":
             assert KEY_BODY not in path.read_text(errors="replace"), f"the key was copied into {path}"
     assert any("memory.md" in r["path"] for r in refusals(world["home"]))
+
+
+def test_a_symlinked_project_config_is_not_followed(tmp_path):
+    from omcm_core.config import Config
+
+    project, outside, home = tmp_path / "project", tmp_path / "outside", tmp_path / "home"
+    (project / ".claude").mkdir(parents=True)
+    outside.mkdir()
+    home.mkdir()
+    (outside / "omcm.toml").write_text("[core]\nfail_closed = []\nplugin_budget_ms = 7\n")
+    (project / ".claude" / "omcm.toml").symlink_to(outside / "omcm.toml")
+    config = Config.load(home, project, env={})
+    assert config.sources == [] and "core" not in config.sections
+    (project / ".claude" / "omcm.toml").unlink()
+    (project / ".claude" / "omcm.toml").write_text("[core]\nplugin_budget_ms = 7\n")
+    assert Config.load(home, project, env={}).sections["core"] == {"plugin_budget_ms": 7}
