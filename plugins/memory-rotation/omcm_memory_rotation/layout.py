@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import frozen
 
-from omcm_core.files import UnsafePathError, append_confined, read_confined_text, stat_confined
+from omcm_core.confined import UnsafePathError, append_confined, read_confined_text, stat_confined
 
 MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
@@ -41,7 +41,7 @@ def root(folder: Path) -> Path:
     """The project a memory folder belongs to: every file access stays confined to it.
 
     The project is untrusted (a cloned repository can plant symlinks), so reads
-    and writes go through omcm_core.files' ``*_confined`` helpers with this root.
+    and writes go through the helpers of omcm_core.confined with this root.
     """
     return folder.parent.parent
 

@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from omcm_core.files import read_confined_text, write_confined_atomic
+from omcm_core.confined import read_confined_text, write_confined_atomic
 from omcm_memory_rotation import index, layout
 
 _DATE = re.compile(r"^## (\d{4}-\d{2}-\d{2})")

@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from omcm_core.files import (
+from omcm_core.confined import (
     open_confined,
     read_confined_bytes,
     read_confined_text,
