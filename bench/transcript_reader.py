@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from omcm_core import transcript_tail
+from omcm_core._runtime import transcript_reading
 from omcm_core.store import Store
 
 
@@ -99,7 +100,7 @@ def main() -> None:
 
     print(
         f"transcript {size:.1f} MB, {n} tool calls; first sight: {catch_up} calls, {caught_ms:.0f} ms in all "
-        f"(only the last {transcript_tail.FIRST_WINDOW >> 20} MB are read)"
+        f"(only the last {transcript_reading.FIRST_WINDOW >> 20} MB are read)"
     )
     print(f"1 KB appended: {fmt(appended)}")
     print(f"nothing appended: {fmt(idle)}")

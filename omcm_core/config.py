@@ -55,7 +55,7 @@ class CoreConfig:
 
 def _read_toml(root: Path, path: Path) -> dict:
     """``root/path`` parsed, read without following a link out of ``root`` (a cloned project can plant one)."""
-    from omcm_core.files import read_confined_bytes
+    from omcm_core.confined import read_confined_bytes
 
     try:
         data = read_confined_bytes(root, path, max_bytes=1_000_000)

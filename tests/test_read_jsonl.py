@@ -42,7 +42,7 @@ def test_doctor_lists_the_newest_errors_first(tmp_path):
 def test_a_file_the_caller_opened_confined_is_read_the_same_way(tmp_path):
     import os
 
-    from omcm_core.files import open_confined
+    from omcm_core.confined import open_confined
 
     path = tmp_path / "l1.jsonl"
     path.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(50)))

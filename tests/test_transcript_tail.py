@@ -6,6 +6,7 @@ import os
 import pytest
 
 from omcm_core import transcript_tail
+from omcm_core._runtime import transcript_reading
 from omcm_core.records import PostToolEvent, StopEvent
 from omcm_core.store import Store
 
@@ -138,7 +139,7 @@ def test_each_consumer_gets_each_call_once_and_hook_reported_calls_never(store, 
 
 def test_fresh_results_wait_for_their_hook_unless_settled(store, tmp_path):
     path = tmp_path / "t.jsonl"
-    now = transcript_tail._timestamp("2026-03-01T10:00:00.000Z", 0)
+    now = transcript_reading._timestamp("2026-03-01T10:00:00.000Z", 0)
     path.write_bytes(lines(use("t1"), result("t1", "bad", True, timestamp="2026-03-01T09:59:59.500Z")))
     assert read(store, path, now=now) == []
     assert [c.tool_use_id for c in read(store, path, now=now, settled=True)] == ["t1"]
@@ -158,16 +159,16 @@ def test_a_truncated_or_replaced_transcript_is_read_again_without_duplicates(sto
 
 def test_a_huge_line_is_skipped_without_holding_it(store, tmp_path, monkeypatch):
     path = tmp_path / "t.jsonl"
-    huge = b'{"type": "user", "x": "' + b"A" * (3 * transcript_tail.MAX_READ) + b'"}\n'
+    huge = b'{"type": "user", "x": "' + b"A" * (3 * transcript_reading.MAX_READ) + b'"}\n'
     path.write_bytes(lines(use("t1")) + huge + lines(result("t1", "bad", True)))
     reads = []
     real_pread = os.pread
-    monkeypatch.setattr(transcript_tail.os, "pread", lambda fd, n, off: reads.append(n) or real_pread(fd, n, off))
+    monkeypatch.setattr(transcript_reading.os, "pread", lambda fd, n, off: reads.append(n) or real_pread(fd, n, off))
     found = []
     for _ in range(6):
         found += read(store, path)
     assert [c.tool_use_id for c in found] == ["t1"]
-    assert max(reads) <= transcript_tail.MAX_READ
+    assert max(reads) <= transcript_reading.MAX_READ
 
 
 def test_binary_garbage_is_skipped(store, tmp_path):
@@ -190,15 +191,15 @@ def test_a_2_gb_sparse_transcript_costs_one_bounded_read(store, tmp_path, monkey
     reads = []
     real_pread = os.pread
     monkeypatch.setattr(
-        transcript_tail.os, "pread", lambda fd, n, off: reads.append((n, off)) or real_pread(fd, n, off)
+        transcript_reading.os, "pread", lambda fd, n, off: reads.append((n, off)) or real_pread(fd, n, off)
     )
     calls = []
     for _ in range(10):
         calls += read(store, path)
     # Only the last window is ever read: a file first seen large starts near its end.
     chunks = [(n, off) for n, off in reads if n > 64]  # 64-byte reads check the file was not rewritten
-    assert sum(n for n, _ in chunks) <= transcript_tail.FIRST_WINDOW + 64
-    assert all(off >= (2 << 30) - transcript_tail.FIRST_WINDOW for _, off in chunks)
+    assert sum(n for n, _ in chunks) <= transcript_reading.FIRST_WINDOW + 64
+    assert all(off >= (2 << 30) - transcript_reading.FIRST_WINDOW for _, off in chunks)
     assert [c.tool_use_id for c in calls] == ["t1"]
 
 
@@ -248,4 +249,4 @@ def test_subagent_transcripts_are_read_when_settled(store, tmp_path):
     ],
 )
 def test_timestamps(text, expected):
-    assert transcript_tail._timestamp(text, -1.0) == expected
+    assert transcript_reading._timestamp(text, -1.0) == expected

@@ -4,7 +4,7 @@ A cloned repository can hold ``.claude/memory/memory.md -> ~/.ssh/id_ed25519``,
 a symlinked memory folder, archive, index, ``logs/`` or ``sessions/``. Through
 the real ``omcm hook`` (memory-rotation installed) nothing is read from or
 written outside the project, the key never reaches Claude, and the log names
-the refused path. The ``*_confined`` helpers of omcm_core.files are also
+the refused path. The ``omcm_core.confined`` helpers are also
 checked directly, since third-party plugins use them.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from omcm_core import files
+from omcm_core import confined
 from omcm_core.testing import post_tool_payload, run_hook, session_start_payload
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symlinks and umask are POSIX")
@@ -196,31 +196,31 @@ def test_helper_refuses_every_way_out(tmp_path):
         str(outside / "secret"),
         "sub/../../outside/secret",
     ):
-        with pytest.raises(files.UnsafePathError):
-            files.read_confined_bytes(root, path)
+        with pytest.raises(confined.UnsafePathError):
+            confined.read_confined_bytes(root, path)
     for path in ("link", "dirlink/new", "dirlink/x/y"):
-        with pytest.raises(files.UnsafePathError):
-            files.write_confined_atomic(root, path, "x")
-    with pytest.raises(files.UnsafePathError):
-        files.ensure_confined_dir(root, "dirlink/deeper")
-    with pytest.raises(files.UnsafePathError):
-        files.append_confined(root, "link", "x")
+        with pytest.raises(confined.UnsafePathError):
+            confined.write_confined_atomic(root, path, "x")
+    with pytest.raises(confined.UnsafePathError):
+        confined.ensure_confined_dir(root, "dirlink/deeper")
+    with pytest.raises(confined.UnsafePathError):
+        confined.append_confined(root, "link", "x")
     assert (outside / "secret").read_text() == "s3cret" and sorted(os.listdir(outside)) == ["secret"]
 
 
 def test_helper_reads_writes_and_creates_inside(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    target = files.write_confined_atomic(root, ".omc/state/mode.json", '{"on": true}')
+    target = confined.write_confined_atomic(root, ".omc/state/mode.json", '{"on": true}')
     assert target == root / ".omc" / "state" / "mode.json"
-    assert files.read_confined_text(root, root / ".omc/state/mode.json") == '{"on": true}'
-    files.append_confined(root, ".omc/log.txt", "a\n")
-    files.append_confined(root, ".omc/log.txt", "b\n")
-    assert files.read_confined_text(root, ".omc/log.txt") == "a\nb\n"
-    assert files.list_confined(root, ".omc") == ["log.txt", "state"]
-    assert files.list_confined(root, "missing") == [] and files.stat_confined(root, "missing") is None
-    files.unlink_confined(root, ".omc/log.txt")
-    assert files.list_confined(root, ".omc") == ["state"]
+    assert confined.read_confined_text(root, root / ".omc/state/mode.json") == '{"on": true}'
+    confined.append_confined(root, ".omc/log.txt", "a\n")
+    confined.append_confined(root, ".omc/log.txt", "b\n")
+    assert confined.read_confined_text(root, ".omc/log.txt") == "a\nb\n"
+    assert confined.list_confined(root, ".omc") == ["log.txt", "state"]
+    assert confined.list_confined(root, "missing") == [] and confined.stat_confined(root, "missing") is None
+    confined.unlink_confined(root, ".omc/log.txt")
+    assert confined.list_confined(root, ".omc") == ["state"]
     assert [p.name for p in (root / ".omc" / "state").iterdir()] == ["mode.json"]  # no temp file left
 
 
@@ -230,25 +230,25 @@ def test_helper_options_refuse_hard_links_and_oversized_files(tmp_path):
     outside.mkdir()
     (outside / "netrc").write_text("machine x password s3cret")
     os.link(outside / "netrc", root / ".omc" / "notes.md")  # another name for a file outside
-    assert "s3cret" in files.read_confined_text(root, ".omc/notes.md")  # the default reads it, as before
-    with pytest.raises(files.UnsafePathError, match="2 hard links"):
-        files.read_confined_text(root, ".omc/notes.md", single_link=True)
+    assert "s3cret" in confined.read_confined_text(root, ".omc/notes.md")  # the default reads it, as before
+    with pytest.raises(confined.UnsafePathError, match="2 hard links"):
+        confined.read_confined_text(root, ".omc/notes.md", single_link=True)
     (root / ".omc" / "state.json").write_text("x" * 100)
-    with pytest.raises(files.UnsafePathError, match="100 bytes, over the limit of 99"):
-        files.read_confined_bytes(root, ".omc/state.json", max_bytes=99)
-    assert files.read_confined_bytes(root, ".omc/state.json", max_bytes=100) == b"x" * 100
-    assert files.read_confined_bytes(root, ".omc/state.json", 10, max_bytes=100) == b"x" * 10  # limit still cuts
+    with pytest.raises(confined.UnsafePathError, match="100 bytes, over the limit of 99"):
+        confined.read_confined_bytes(root, ".omc/state.json", max_bytes=99)
+    assert confined.read_confined_bytes(root, ".omc/state.json", max_bytes=100) == b"x" * 100
+    assert confined.read_confined_bytes(root, ".omc/state.json", 10, max_bytes=100) == b"x" * 10  # limit still cuts
 
 
 def test_helper_keep_mode_keeps_the_users_mode_and_new_files_take_the_umask(tmp_path):
     old = os.umask(0o027)
     try:
-        path = files.write_confined_atomic(tmp_path, ".omc/notes.md", "a", keep_mode=True)
+        path = confined.write_confined_atomic(tmp_path, ".omc/notes.md", "a", keep_mode=True)
         assert oct(path.stat().st_mode & 0o777) == oct(0o640)
         path.chmod(0o600)
-        files.write_confined_atomic(tmp_path, ".omc/notes.md", "b", keep_mode=True)
+        confined.write_confined_atomic(tmp_path, ".omc/notes.md", "b", keep_mode=True)
         assert (oct(path.stat().st_mode & 0o777), path.read_text()) == (oct(0o600), "b")
-        files.write_confined_atomic(tmp_path, ".omc/notes.md", "c")
+        confined.write_confined_atomic(tmp_path, ".omc/notes.md", "c")
         assert oct(path.stat().st_mode & 0o777) == oct(0o640)  # without keep_mode: mode less the umask
     finally:
         os.umask(old)
@@ -258,19 +258,19 @@ def test_helper_lock_is_confined_exclusive_and_creates_only_when_asked(tmp_path)
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
-    with pytest.raises(FileNotFoundError), files.lock_confined(root, ".omc/.x.lock"):
+    with pytest.raises(FileNotFoundError), confined.lock_confined(root, ".omc/.x.lock"):
         pass
     assert list(root.iterdir()) == []  # no .omc made behind the caller's back
     with (
-        files.lock_confined(root, ".omc/.x.lock", create_dirs=True),
+        confined.lock_confined(root, ".omc/.x.lock", create_dirs=True),
         pytest.raises(TimeoutError),
-        files.lock_confined(root, ".omc/.x.lock", timeout=0),
+        confined.lock_confined(root, ".omc/.x.lock", timeout=0),
     ):
         pass
-    with files.lock_confined(root, ".omc/.x.lock", timeout=0):  # released on exit
+    with confined.lock_confined(root, ".omc/.x.lock", timeout=0):  # released on exit
         pass
     (root / ".omc" / ".y.lock").symlink_to(outside / "made-by-the-lock")
-    with pytest.raises(files.UnsafePathError), files.lock_confined(root, ".omc/.y.lock"):
+    with pytest.raises(confined.UnsafePathError), confined.lock_confined(root, ".omc/.y.lock"):
         pass
     assert list(outside.iterdir()) == []
 

@@ -12,7 +12,7 @@ keeps the transcript as L1.
 from __future__ import annotations
 
 from omcm_core import Result, hookimpl
-from omcm_core.files import UnsafePathError
+from omcm_core.confined import UnsafePathError
 from omcm_core.records import Command
 
 PLUGIN = "memory-rotation"

@@ -9,16 +9,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import (
+from omcm_core.confined import (
     UnsafePathError,
     ensure_confined_dir,
-    file_lock,
     list_confined,
-    move_aside,
     open_confined,
     read_confined_text,
     write_confined_atomic,
 )
+from omcm_core.files import file_lock, move_aside
 from omcm_memory_rotation.layout import ARCHIVE_PREFIX, INDEX_FILE, MEMORY_FILE, root, summary_name
 
 _ARCHIVE = re.compile(r"^memory_\d{8}_\d{6}(_\d+)?\.md$")

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import write_confined_atomic
+from omcm_core.confined import write_confined_atomic
 from omcm_core.redact import mask
 from omcm_memory_rotation import layout
 

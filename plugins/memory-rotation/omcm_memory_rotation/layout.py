@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from omcm_core.files import UnsafePathError, append_confined, stat_confined
+from omcm_core.confined import UnsafePathError, append_confined, stat_confined
 
 MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
@@ -26,7 +26,7 @@ def root(folder: Path) -> Path:
     """The project a memory folder belongs to: every file access stays confined to it.
 
     The project is untrusted (a cloned repository can plant symlinks), so reads
-    and writes go through omcm_core.files' ``*_confined`` helpers with this root.
+    and writes go through the helpers of omcm_core.confined with this root.
     """
     return folder.parent.parent
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omcm_core.files import read_confined_text, write_confined_atomic
+from omcm_core.confined import read_confined_text, write_confined_atomic
 from omcm_memory_rotation import index, layout
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from omcm_core.files import list_confined, open_confined, read_confined_text
+from omcm_core.confined import list_confined, open_confined, read_confined_text
 from omcm_core.redact import mask, mask_head
 from omcm_core.transcripts import read_jsonl
 from omcm_memory_rotation import index, layout

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omcm_core.files import (
+from omcm_core.confined import (
     open_confined,
     read_confined_bytes,
     read_confined_text,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from omcm_core.files import list_confined, read_confined_text
+from omcm_core.confined import list_confined, read_confined_text
 from omcm_core.redact import mask
 from omcm_memory_rotation import index, layout
 

@@ -148,7 +148,7 @@ def toml_for(values: dict[str, Any]) -> str:
 
 def legacy_values(project: Path, home: Path, log) -> tuple[Path, dict[str, Any]] | None:
     """The first readable old config.json (project, then OMCM_HOME) as TOML keys; None when there is none."""
-    from omcm_core.files import read_confined_text
+    from omcm_core.confined import read_confined_text
     from omcm_memory_rotation.layout import memory_dir
 
     for base, path in (

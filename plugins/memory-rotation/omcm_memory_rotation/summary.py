@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import UnsafePathError, stat_confined, write_confined_atomic
+from omcm_core.confined import UnsafePathError, stat_confined, write_confined_atomic
 from omcm_memory_rotation import index, layout
 
 LIMIT = 10

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from omcm_core.files import UnsafePathError
+from omcm_core.confined import UnsafePathError
 from omcm_core.redact import mask
 from omcm_notepad import document, edit, storage, tags
 from omcm_notepad.settings import NotepadConfig

@@ -3,7 +3,7 @@
 The project folder is untrusted: a cloned repository can ship ``.omc`` or
 ``.omc/notepad.md`` as a symlink to ``~/.ssh/id_ed25519`` (read: its text would
 be injected into Claude's context) or to ``~/.bashrc`` (write: replaced by
-notes). The confined helpers of ``omcm_core.files`` walk the project with
+notes). The helpers of ``omcm_core.confined`` walk the project with
 ``O_NOFOLLOW``: ``.omc`` must be a real folder, ``notepad.md`` a regular file
 with one link (a hard link may be another name for a file outside) and at most
 ``MAX_READ`` bytes, ``.notepad.lock`` no symlink. Anything else raises
@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from omcm_core.files import lock_confined, read_confined_bytes, write_confined_atomic
+from omcm_core.confined import lock_confined, read_confined_bytes, write_confined_atomic
 
 FOLDER = ".omc"
 FILENAME = "notepad.md"

@@ -2,7 +2,7 @@
 
 The project folder is untrusted: ``.omc``, ``.omc/ralph`` or a state file may be
 a planted symlink pointing anywhere. Project files go through the confined
-helpers of ``omcm_core.files``: every component below the project is opened
+helpers of ``omcm_core.confined``: every component below the project is opened
 with ``O_NOFOLLOW`` relative to its parent's descriptor, only regular files with
 one link are read (a hard link may be another name for a file outside), and
 anything else raises ``UnsafePathError`` (the caller logs it and carries on
@@ -22,14 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import (
-    atomic_write_json,
+from omcm_core.confined import (
     ensure_confined_dir,
-    file_lock,
     list_confined,
     read_confined_bytes,
     write_confined_atomic,
 )
+from omcm_core.files import atomic_write_json, file_lock
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 MAX_STATE_BYTES = 1_000_000

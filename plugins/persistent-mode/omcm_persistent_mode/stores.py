@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omcm_core.files import UnsafePathError
+from omcm_core.confined import UnsafePathError
 from omcm_persistent_mode import fsaccess, prd, state
 from omcm_persistent_mode.state import RalphState, SessionState
 

@@ -1,0 +1,165 @@
+"""Which plugins are installed: entry-point discovery (group ``omcm``) and registration.
+
+Honours the allow and block lists (``OMCM_LOAD_PLUGINS``, ``OMCM_DISABLE_PLUGINS``),
+records why a plugin is not active (not selected, failed to import, invalid,
+uses hook wrappers), and lists each hook's implementations in call order.
+Calling them is :mod:`omcm_core._runtime.manager`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import pluggy
+from attrs import define, field
+
+from omcm_core import hookspecs
+from omcm_core.log import get_logger
+
+GROUP = "omcm"
+_log = get_logger(component="manager")
+_Registry = TypeVar("_Registry", bound="PluginRegistry")
+
+
+@define
+class PluginInfo:
+    """What ``omcm plugins`` shows about one plugin."""
+
+    name: str
+    distribution: str = ""
+    version: str = ""
+    module: str = ""
+    hooks: list = field(factory=list)
+    enabled: bool = True
+    why: str = ""
+
+
+def _split(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def _entry_points() -> Iterable[Any]:
+    from importlib.metadata import entry_points
+
+    return entry_points(group=GROUP)
+
+
+class PluginRegistry:
+    """A pluggy PluginManager plus what omcm knows about each plugin."""
+
+    """A pluggy PluginManager plus what omcm knows about each plugin."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.infos: dict[str, PluginInfo] = {}
+
+    @classmethod
+    def from_environment(
+        cls: type[_Registry], env: Mapping[str, str] | None = None, load_entrypoints: bool = True
+    ) -> _Registry:
+        """Load installed plugins, honouring OMCM_LOAD_PLUGINS and OMCM_DISABLE_PLUGINS.
+
+        ``OMCM_LOAD_PLUGINS``: comma-separated allowlist of plugin (entry-point)
+        or distribution names; set but empty loads none. ``OMCM_DISABLE_PLUGINS``:
+        a blocklist applied after it.
+        """
+        env = os.environ if env is None else env
+        manager = cls()
+        if load_entrypoints:
+            manager.load_entrypoints(
+                _split(env.get("OMCM_LOAD_PLUGINS")), _split(env.get("OMCM_DISABLE_PLUGINS")) or set()
+            )
+        return manager
+
+    def load_entrypoints(self, allow: set[str] | None, block: set[str]) -> None:
+        for ep in sorted(_entry_points(), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else ""
+            info = PluginInfo(
+                name=ep.name, distribution=dist_name, version=dist.version if dist is not None else "", module=ep.value
+            )
+            if ep.name in self.infos:
+                _log.error("plugin_duplicate_name", plugin=ep.name, distribution=dist_name)
+                continue
+            self.infos[ep.name] = info
+            names = {ep.name, dist_name}
+            if allow is not None and not names & allow:
+                info.enabled, info.why = False, "not in OMCM_LOAD_PLUGINS"
+                continue
+            if names & block:
+                info.enabled, info.why = False, "in OMCM_DISABLE_PLUGINS"
+                continue
+            try:
+                plugin = ep.load()
+            except BaseException as exc:  # a plugin's import may even call sys.exit
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                info.enabled, info.why = False, f"import failed: {type(exc).__name__}: {exc}"
+                _log.error("plugin_import_failed", plugin=ep.name, version=info.version, error=info.why)
+                continue
+            self._register(plugin, info)
+
+    def register(self, plugin: Any, name: str, version: str = "", distribution: str = "") -> PluginInfo:
+        """Register an in-memory plugin (tests, ``omcm_core.testing``)."""
+        info = PluginInfo(name=name, distribution=distribution, version=version, module=getattr(plugin, "__name__", ""))
+        self.infos[name] = info
+        self._register(plugin, info)
+        return info
+
+    def _register(self, plugin: Any, info: PluginInfo) -> None:
+        try:
+            self.pm.register(plugin, name=info.name)
+        except Exception as exc:
+            info.enabled, info.why = False, f"invalid plugin: {exc}"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=str(exc))
+            return
+        wrappers = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(plugin) or ()
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and (impl.hookwrapper or getattr(impl, "wrapper", False))
+        )
+        if wrappers:
+            # Each plugin is called on its own, timed and isolated: there is no call chain to wrap.
+            self.pm.unregister(plugin)
+            info.enabled, info.why = False, f"invalid plugin: hook wrappers are not supported ({', '.join(wrappers)})"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
+            return
+        info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
+        unknown = [h for h in info.hooks if not getattr(self.pm.hook, h).has_spec()]
+        if unknown:
+            _log.warning("plugin_unknown_hooks", plugin=info.name, hooks=unknown)
+
+    def _hooks_of(self, plugin: Any) -> Iterable[str]:
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            yield caller.name
+
+    def enabled(self) -> list[PluginInfo]:
+        return [info for info in self.infos.values() if info.enabled]
+
+    def broken(self) -> dict[str, str]:
+        """Plugins that are installed and selected but could not be loaded -> why."""
+        return {
+            i.name: i.why
+            for i in self.infos.values()
+            if not i.enabled and i.why.startswith(("import failed", "invalid"))
+        }
+
+    def implementations(self, hook: str) -> list[tuple[str, Callable[..., Any], tuple]]:
+        """``(plugin name, function, argnames)`` for ``hook``: ``tryfirst`` ones, the rest, ``trylast`` ones, each in name order."""
+        caller = getattr(self.pm.hook, hook, None)
+        if caller is None:
+            return []
+        impls = sorted(
+            caller.get_hookimpls(), key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, i.plugin_name)
+        )
+        return [(i.plugin_name, i.function, tuple(i.argnames)) for i in impls]
+
+    def version_of(self, plugin: str) -> str:
+        info = self.infos.get(plugin)
+        return info.version if info else ""
