@@ -34,8 +34,13 @@ SESSION_TIMEOUT = 120
 TODO_WRITE_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "CLAUDE_CODE_ENABLE_TASKS": "false"}
 
 #: OMCM_HOME/config.toml unless a test gives its own. The machine running the
-#: suite is shared: no background embedding worker (full-text search is tested).
+#: suite is shared: no background embedding worker (full-text search is tested),
+#: and a plugin budget a loaded machine cannot reach (under Claude Code's 10 s):
+#: these tests are about what plugins say, and a plugin past its budget is skipped.
 DEFAULT_CONFIG = """\
+[core]
+plugin_budget_ms = 8000
+
 [post-tool-observer]
 embeddings = false
 """

@@ -110,6 +110,7 @@ def test_hook_durations_for_omcm_and_a_bare_hook(e2e):
         "UserPromptSubmit",
         "PreToolUse",
         "PostToolUse",
+        "Stop",
         "SessionEnd",
     }
 
@@ -144,8 +145,9 @@ def test_automatic_compaction_mid_session(e2e):
 
 
 @pytest.mark.e2e
-def test_a_stop_hook_that_blocks_sends_the_loop_around_again(e2e):
+def test_a_stop_hook_that_blocks_sends_the_loop_around_again(e2e_factory):
     # A bare hook, not omcm: shows how a Stop block reaches the model and how turns are counted.
+    e2e = e2e_factory(install_hooks=False)
     marker = e2e.root / "blocked-once"
     hook = e2e.root / "stop_once.py"
     hook.write_text(
