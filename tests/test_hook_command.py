@@ -38,6 +38,7 @@ def test_bad_input_exits_zero_silently_with_a_log_line(tmp_path, raw):
 
 
 def test_python_dash_m_and_console_script_agree(tmp_path):
+    pytest.importorskip("omcm_tool_counter", reason="tool-counter gives the answer compared (tox cell core: alone)")
     import subprocess
     import sys
     from pathlib import Path

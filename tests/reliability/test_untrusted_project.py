@@ -30,6 +30,7 @@ KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVAT
 
 @pytest.fixture
 def world(tmp_path):
+    pytest.importorskip("omcm_memory_rotation", reason="the planted files are memory-rotation's (tox cell core: alone)")
     """A project with .claude/memory, an OMCM_HOME, and an outside folder holding a 'private key'."""
     project, outside = tmp_path / "project", tmp_path / "outside"
     (project / ".claude" / "memory").mkdir(parents=True)
