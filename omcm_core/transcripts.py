@@ -18,17 +18,19 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 
-def _blocks(message: Any) -> list[dict]:
+def message_blocks(message: Any) -> list[dict]:
+    """The content blocks (text, tool_use, tool_result...) of a transcript entry's ``message``."""
     content = message.get("content") if isinstance(message, dict) else None
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _result_text(block: dict) -> str:
+def result_text(block: dict) -> str:
+    """A ``tool_result`` block's text, whether its content is a string or a list of parts."""
     content = block.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
     return ""
 
 
@@ -90,7 +92,7 @@ def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dic
     for entry in transcript_entries(path):
         kind = entry.get("type")
         if kind == "assistant":
-            for block in _blocks(entry.get("message")):
+            for block in message_blocks(entry.get("message")):
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     pending[block["id"]] = (block, entry)
                     payload = _base(entry, session_id, path, "PreToolUse")
@@ -101,7 +103,7 @@ def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dic
                     )
                     yield payload
         elif kind == "user":
-            for block in _blocks(entry.get("message")):
+            for block in message_blocks(entry.get("message")):
                 if block.get("type") != "tool_result":
                     continue
                 use = pending.pop(block.get("tool_use_id"), None)
@@ -116,11 +118,11 @@ def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dic
                     tool_use_id=tool_use["id"],
                 )
                 if failed:
-                    payload["error"] = _result_text(block)
+                    payload["error"] = result_text(block)
                     payload["is_interrupt"] = False
                 else:
                     response = entry.get("toolUseResult")
-                    payload["tool_response"] = response if response is not None else _result_text(block)
+                    payload["tool_response"] = response if response is not None else result_text(block)
                 yield payload
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omcm_core.redact import mask_head
+from omcm_core.transcripts import message_blocks, result_text
 
 MAX_READ = 1 << 20  # bytes per file per call
 MAX_LINE = 512 << 10  # longer lines are skipped (an image pasted as base64, garbage)
@@ -119,7 +120,7 @@ def _save_file(store, path, info, mark, offset, skipping, now, entries: list[dic
 
 
 def _store_entry(conn, entry: dict, path: str, now: float) -> None:
-    blocks = _blocks(entry)
+    blocks = message_blocks(entry.get("message"))
     if entry.get("type") == "assistant":
         for block in blocks:
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
@@ -150,7 +151,7 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
                 use[0],
                 use[1],
                 int(block.get("is_error") is True),
-                _masked_text(_result_text(block)),
+                _masked_text(result_text(block)),
                 _timestamp(entry.get("timestamp"), now),
                 now,
             ),
@@ -159,21 +160,6 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
 
 
 # -- small parsers ------------------------------------------------------------------
-def _blocks(entry: dict) -> list[dict]:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _result_text(block: dict) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
 def _masked_text(text: str) -> str:
     """Masked, then cut (a secret across the cut is still recognised whole), without masking megabytes."""
     return mask_head(text, RESULT_CHARS)
