@@ -101,6 +101,10 @@ def test_the_daemon_restarts_when_a_plugin_module_not_named_omcm_changes(rel_sit
     try:
         assert _call(env, project, 0o022, "UTC", "one", None)["version"] == "v1"
         module.write_text(module.read_text().replace('VERSION = "v1"', 'VERSION = "v2"'))
+        # Same size, and maybe the same second as pip's install: Python would take the old .pyc as
+        # current (it checks size and whole-second mtime). A person's edit comes later than that.
+        later = module.stat().st_mtime + 2
+        os.utime(module, (later, later))
         assert _call(env, project, 0o022, "UTC", "two", None)["version"] == "v2"
         proc.wait(timeout=30)  # the old daemon has gone
     finally:
