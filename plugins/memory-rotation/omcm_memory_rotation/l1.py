@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,7 +57,12 @@ def _text(content: Any) -> str:
 
 def bounded_lines(transcript: Path) -> Iterator[bytes]:
     """Whole lines of the transcript's last MAX_SCAN bytes; over-long lines are dropped unread."""
-    with open(transcript, "rb") as fh:
+    # O_NONBLOCK and a regular-file check: a FIFO or device at the path must not hang the writer.
+    fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{transcript} is not a regular file")
+    with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_SCAN:
             fh.seek(size - MAX_SCAN)

@@ -119,3 +119,33 @@ def test_a_nul_in_the_payload_cwd_is_refused_not_a_plugin_failure(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
     log = (tmp_path / "home" / "logs" / "omcm.jsonl").read_text()
     assert "plugin_failed" not in log
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_l1_writer_does_not_hang_on_or_follow_a_planted_transcript(tmp_path, kind):
+    project, secret = tmp_path / "p", tmp_path / "secret.jsonl"
+    project.mkdir()
+    secret.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "OUTSIDE-TEXT"}}) + "\n")
+    transcript = tmp_path / "t.jsonl"
+    if kind == "fifo":
+        os.mkfifo(transcript)  # reading it would block the detached writer for ever
+    else:
+        transcript.symlink_to(secret)
+    env = {**os.environ, "OMCM_HOME": str(tmp_path / "home")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "omcm_core",
+        "memory",
+        "--project",
+        str(project),
+        "write-l1",
+        "--transcript",
+        str(transcript),
+        "--session",
+        "s1",
+    ]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    written = [p for p in project.rglob("*.l1.jsonl")]
+    assert written == [] and "OUTSIDE-TEXT" not in "".join(p.read_text() for p in project.rglob("*") if p.is_file())
