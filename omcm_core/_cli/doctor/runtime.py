@@ -27,13 +27,29 @@ def daemon(probe: Probe) -> Iterator[Check]:
         yield error(
             "daemon.socket",
             f"hooks answer in process (slow): {problem}",
-            fix=f"rm -r {os.path.dirname(path)}" if "not a socket" in problem else None,
+            fix=_socket_fix(path, problem),
             data=data,
         )
     elif running:
         yield ok("daemon.running", f"running, listening at {path}", data=data)
     else:
         yield ok("daemon.idle", "not running now; the next hook call starts it", data=data)
+
+
+def _socket_fix(path: str, problem: str) -> str | None:
+    """The command that clears what blocks the socket; none when the folder belongs to another user."""
+    import shlex
+
+    folder = os.path.dirname(path)
+    if problem.endswith("is not a socket"):  # something else sits in our own private folder
+        return f"rm -r {shlex.quote(path)}"
+    if "is not a folder" in problem:
+        return f"rm {shlex.quote(folder)}"
+    try:
+        mine = os.lstat(folder).st_uid == os.getuid()
+    except OSError:
+        return None
+    return f"chmod 700 {shlex.quote(folder)}" if mine else None
 
 
 def recent_errors(log_file: Path, limit: int = 10) -> list[dict]:
