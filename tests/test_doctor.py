@@ -184,6 +184,7 @@ def test_json_shape(env):
     assert "--json" in help_text and '"fix"' in help_text and "sections" in help_text
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_no_colour_when_not_a_terminal_or_no_color(env):
     piped = omcm(env, "doctor").stdout
     assert "\033[" not in piped and "✗" in piped
@@ -202,3 +203,25 @@ def test_ascii_when_stdout_cannot_show_the_marks(env):
     )
     out = proc.stdout.decode("ascii")  # would raise on any non-ASCII byte
     assert "  x omcm is not registered" in out and "  + omcm " in out
+
+
+def test_a_section_is_one_function_and_may_answer_plain_mappings(tmp_path):
+    """How another section (a team store's health, say) joins: a function of the probe, one list entry."""
+    from omcm_core._cli.doctor import render
+    from omcm_core._cli.doctor.records import Probe
+    from omcm_core._cli.doctor.sections import run_sections
+
+    def team(probe):
+        yield {"id": "team.reachable", "message": "team store reachable", "level": "ok"}
+        yield {"message": "team store schema is 2 versions behind", "ok": False, "fix": "omcm team migrate"}
+
+    def broken(probe):
+        raise OSError("no route to host")
+
+    probe = Probe(tmp_path, None, {})
+    sections = run_sections(probe, [("Team store", team), ("Broken", broken)])
+    (reachable, behind), (crashed,) = sections[0]["checks"], sections[1]["checks"]
+    assert reachable.ok and (behind.level, behind.fix, behind.id) == ("error", "omcm team migrate", "team.1")
+    assert crashed.level == "error" and "OSError: no route to host" in crashed.message
+    doc = json.loads(render.as_json(sections))
+    assert doc["ok"] is False and doc["problems"][0] == "team store schema is 2 versions behind"

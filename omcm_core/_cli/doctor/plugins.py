@@ -16,7 +16,7 @@ _RUN = re.compile(r"[;(,]\s*run:?\s+(?P<fix>[^)]+)\)?\s*$")
 def plugins(probe: Probe) -> Iterator[Check]:
     infos = list(probe.manager.infos.values())
     if not infos:
-        yield error("plugins.none", "no omcm plugin is installed", fix="pip install omcm-tool-counter")
+        yield error("plugins.none", "no omcm plugin is installed", fix=f"{_pip()} install omcm-tool-counter")
         return
     reports = {} if probe.store_blocked else dict(_reports(probe))
     for plugin in infos:
@@ -26,7 +26,7 @@ def plugins(probe: Probe) -> Iterator[Check]:
                 yield error(
                     f"plugin.{plugin.name}",
                     f"{label}: {plugin.why}",
-                    fix=f"pip install --force-reinstall {plugin.distribution or plugin.name}",
+                    fix=f"{_pip()} install --force-reinstall {plugin.distribution or plugin.name}",
                 )
             else:
                 yield info(f"plugin.{plugin.name}", f"{label}: off ({plugin.why})")
@@ -58,6 +58,14 @@ def _reports(probe: Probe) -> Iterator[tuple[str, Mapping[str, Any]]]:
             section = {"problems": [f"its doctor_report hook raised {type(exc).__name__}: {exc}"]}
         if isinstance(section, Mapping):
             yield name, section
+
+
+def _pip() -> str:
+    # This interpreter's pip: right for a venv, pipx's and uv's tool environments alike.
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m pip"
 
 
 def plain(value: Any) -> str:

@@ -26,7 +26,7 @@ def registration(probe: Probe) -> Iterator[Check]:
             broken[path] = problem
             line, text = problem
             yield error(
-                f"settings.{scope}.json",
+                f"settings.{scope}.invalid",
                 f"{probe.tilde(path)} is not valid JSON ({text}); Claude Code cannot use it and omcm will not edit it",
                 fix=f"edit {probe.tilde(path)} line {line}: {text}" if line else f"edit {probe.tilde(path)}: {text}",
             )
