@@ -122,8 +122,12 @@ def test_unparsable_toml_is_a_problem(env):
 def test_recent_config_errors_show_the_key(env):
     (Path(env["OMCM_HOME"]) / "config.toml").write_text("[core]\nbogus_key = 1\n")
     run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env)  # a hook call reads [core] and logs the key
+    log = Path(env["OMCM_HOME"]) / "logs" / "omcm.jsonl"
+    old = {"timestamp": "2020-01-01T00:00:00Z", "level": "error", "event": "plugin_failed", "plugin": "gone"}
+    log.write_text(json.dumps(old) + "\n" + log.read_text())
     proc = omcm(env, "doctor")
-    assert "config_unknown_key (section: core; key: bogus_key)" in proc.stdout
+    assert "! config_unknown_key (section: core; key: bogus_key)" in proc.stdout
+    assert "gone" not in proc.stdout  # older than a day: history, not a warning
 
 
 def test_an_event_a_plugin_gained_is_reported_until_omcm_install(env, tmp_path):

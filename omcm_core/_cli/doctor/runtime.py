@@ -9,6 +9,7 @@ from pathlib import Path
 
 from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
 
+RECENT_S = 24 * 3600
 # Fields every log line has; the rest say what happened.
 _COMMON = ("timestamp", "level", "event", "component")
 
@@ -67,9 +68,10 @@ def errors(probe: Probe) -> Iterator[Check]:
     from omcm_core import log
 
     log_file = log.log_path() or probe.home / "logs" / "omcm.jsonl"
-    entries = recent_errors(log_file, limit=50)
+    # Older lines are history: a problem fixed yesterday must not keep doctor yellow.
+    entries = [e for e in recent_errors(log_file, limit=50) if _within(e.get("timestamp"), RECENT_S)]
     if not entries:
-        yield ok("log.errors", f"no errors in {probe.tilde(log_file)}")
+        yield ok("log.errors", f"no errors in the last 24 hours ({probe.tilde(log_file)})")
         return
     # The same line repeats on every hook call: say it once, with how often and when last.
     counts = Counter(describe(e) for e in entries)
@@ -81,6 +83,18 @@ def errors(probe: Probe) -> Iterator[Check]:
         times = f" ({count} times, last {when})" if count > 1 else f" ({when})"
         yield warning(f"log.error.{n}", f"{text}{times}", data={"line": text, "count": count, "last": last[text]})
     yield info("log.file", f"full log: {probe.tilde(log_file)}")
+
+
+def _within(timestamp: object, seconds: float) -> bool:
+    from datetime import datetime, timezone
+
+    try:
+        when = datetime.fromisoformat(str(timestamp).replace("Z", "+00:00"))
+    except ValueError:
+        return True  # no usable time: show it rather than hide it
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (datetime.now(timezone.utc) - when).total_seconds() <= seconds
 
 
 def describe(entry: dict) -> str:
