@@ -229,3 +229,26 @@ def test_a_section_is_one_function_and_may_answer_plain_mappings(tmp_path):
     assert crashed.level == "error" and "OSError: no route to host" in crashed.message
     doc = json.loads(render.as_json(sections))
     assert doc["ok"] is False and doc["problems"][0] == "team store schema is 2 versions behind"
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="lists processes from /proc")
+def test_background_workers_of_this_home_are_listed_and_a_stuck_one_gets_kill(env, tmp_path):
+    from omcm_core._cli.doctor.workers import classify
+
+    hook = [sys.executable, "-m", "omcm_core", "hook", "PreToolUse"]  # waits for stdin that never comes
+    ours = subprocess.Popen(hook, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
+    other_home = {**env, "OMCM_HOME": str(tmp_path / "elsewhere")}
+    theirs = subprocess.Popen(hook, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=other_home)
+    try:
+        _, report = doctor_json(env)
+        (section,) = [s for s in report["sections"] if s["name"] == "Background workers"]
+        pids = {c["data"]["pid"] for c in section["checks"] if c.get("data")}
+        assert ours.pid in pids and theirs.pid not in pids
+    finally:
+        for proc in (ours, theirs):
+            proc.kill()
+            proc.wait()
+            proc.stdin.close()
+    stuck = classify(4242, ["observer-worker"], 2 * 3600)
+    assert (stuck.level, stuck.fix) == ("warning", "kill 4242") and "120 minutes" in stuck.message
+    assert classify(4242, ["observer-worker"], 30).ok
