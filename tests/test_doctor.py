@@ -252,3 +252,10 @@ def test_background_workers_of_this_home_are_listed_and_a_stuck_one_gets_kill(en
     stuck = classify(4242, ["observer-worker"], 2 * 3600)
     assert (stuck.level, stuck.fix) == ("warning", "kill 4242") and "120 minutes" in stuck.message
     assert classify(4242, ["observer-worker"], 30).ok
+
+
+def test_plugin_route_and_settings_together_warn_that_hooks_run_twice(env, tmp_path):
+    assert omcm(env, "install").returncode == 0
+    proc, report = doctor_json({**env, "CLAUDE_PLUGIN_ROOT": str(tmp_path)})
+    twice = checks(report)["settings.user.twice"]
+    assert (twice["level"], twice["fix"]) == ("warning", "omcm uninstall") and proc.returncode == 0

@@ -37,6 +37,12 @@ def registration(probe: Probe) -> Iterator[Check]:
     if probe.env.get("CLAUDE_PLUGIN_ROOT"):
         root = probe.env["CLAUDE_PLUGIN_ROOT"]
         yield ok("settings.plugin", f"loaded as a Claude Code plugin from {root}", data={"root": root})
+        for path in registered:  # both routes: Claude Code runs every hook twice
+            yield warning(
+                f"settings.{files[path]}.twice",
+                f"{probe.tilde(path)} also runs omcm, so every hook runs twice",
+                fix=f"omcm uninstall{_install_command(path, files[path], probe)[len('omcm install') :]}",
+            )
         return
     if not registered:
         # `omcm install` refuses a broken file: the edit above is the fix, and the only one shown.
