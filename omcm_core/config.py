@@ -223,8 +223,16 @@ def _structure(name: str, values: Mapping[str, Any], schema: type) -> tuple[dict
             schema(**candidate)  # runs the class's validators on this key
             good[attr_name] = value
         except Exception as exc:
-            problems.append(KeyProblem(name, key, str(exc), tuple(sorted(fields)), value))
+            problems.append(KeyProblem(name, key, _why(exc), tuple(sorted(fields)), value))
     return good, problems
+
+
+def _why(exc: Exception) -> str:
+    """A validator's complaint in words: attrs' ``in_`` puts the attribute and options in ``args``."""
+    args = exc.args
+    if len(args) == 4 and isinstance(args[2], (tuple, list, set, frozenset)):
+        return f"must be one of {', '.join(str(o) for o in args[2])}, got {args[3]}"
+    return str(args[0]) if args and isinstance(args[0], str) else str(exc)
 
 
 def _coerce(value: Any, type_: Any, conv: Any) -> Any:

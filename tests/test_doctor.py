@@ -101,7 +101,9 @@ def test_an_invalid_settings_file_gets_the_edit_not_omcm_install(env, tmp_path):
 
 def test_an_unknown_section_and_key_are_named_with_a_suggestion(env):
     config = Path(env["OMCM_HOME"]) / "config.toml"
-    config.write_text("[tool_counter]\nthreshold = 3\n[core]\nbreaker_treshold = 5\nplugin_budget_ms = 'fast'\n")
+    config.write_text(
+        "[tool_counter]\nthreshold = 3\n[core]\nbreaker_treshold = 5\nplugin_budget_ms = 'fast'\nlanguage = 'fr'\n"
+    )
     proc, report = doctor_json(env)
     found = checks(report)
     typo = found["config.section.tool_counter"]
@@ -109,6 +111,8 @@ def test_an_unknown_section_and_key_are_named_with_a_suggestion(env):
     assert typo["fix"] == "edit ~/omcm/config.toml: rename [tool_counter] to [tool-counter]"
     assert "did you mean breaker_threshold?" in found["config.key.core.breaker_treshold"]["message"]
     assert "expected int, got str" in found["config.value.core.plugin_budget_ms"]["message"]
+    language = found["config.value.core.language"]["message"]
+    assert "must be one of auto, en, ko, got fr" in language and "Attribute(" not in language
     assert proc.returncode == 1
 
 
