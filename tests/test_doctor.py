@@ -263,3 +263,29 @@ def test_plugin_route_and_settings_together_warn_that_hooks_run_twice(env, tmp_p
     proc, report = doctor_json({**env, "CLAUDE_PLUGIN_ROOT": str(tmp_path)})
     twice = checks(report)["settings.user.twice"]
     assert (twice["level"], twice["fix"]) == ("warning", "omcm uninstall") and proc.returncode == 0
+
+
+def test_an_older_installation_still_registered_is_caught_and_the_fix_works(env, tmp_path):
+    """Moving omcm (a venv in ~/.omcm to pipx, say) and installing again leaves both registered."""
+    import omcm_core
+
+    assert omcm(env, "install").returncode == 0
+    ours = str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py")
+    old = tmp_path / "old-venv" / "site-packages" / "omcm_core" / "fast_hook.py"
+    old.parent.mkdir(parents=True)
+    old.write_text("")
+    settings, (manifest,) = tmp_path / ".claude" / "settings.json", (Path(env["OMCM_HOME"]) / "installs").glob("*")
+    for path in (settings, manifest):  # what the old installation wrote
+        path.write_text(path.read_text().replace(ours, str(old)))
+    assert omcm(env, "install").returncode == 0  # the new one adds its own entries beside the old
+    proc, report = doctor_json(env)
+    twice, other = checks(report)["settings.user.twice"], checks(report)["settings.user.other_install"]
+    assert twice["level"] == "error" and "PreToolUse" in twice["message"] and proc.returncode == 1
+    assert other["level"] == "warning" and "old-venv" in other["message"]
+    assert twice["fix"] == "omcm uninstall && omcm install"
+    assert (
+        subprocess.run(twice["fix"].replace("omcm", f"{sys.executable} -m omcm_core"), shell=True, env=env).returncode
+        == 0
+    )
+    proc, report = doctor_json(env)
+    assert proc.returncode == 0 and not report["warnings"], report["warnings"]

@@ -134,22 +134,41 @@ def _coverage(probe: Probe, path: Path, scope: str, events: set[str], wanted: di
             f"{event} is registered in {shown} but no enabled plugin answers it (a process per call for nothing)",
             fix=f"omcm uninstall{install[len('omcm install') :]} && {install}",
         )
-    for program in _missing_programs(path):
-        yield error(
-            f"settings.{scope}.missing_program",
-            f"{shown} runs {program}, which does not exist (omcm was moved or reinstalled)",
-            fix=f"omcm uninstall{install[len('omcm install') :]} && {install}",
-        )
+    yield from _commands(probe, path, scope, f"omcm uninstall{install[len('omcm install') :]} && {install}")
 
 
-def _missing_programs(path: Path) -> list[str]:
-    gone = set()
-    for _event, command in installed_commands(path):
+def _commands(probe: Probe, path: Path, scope: str, reinstall: str) -> Iterator[Check]:
+    """Commands that cannot run, run twice, or run another omcm (after a move to pipx, say)."""
+    from collections import Counter
+
+    import omcm_core
+
+    shown, ours = probe.tilde(path), (Path(omcm_core.__file__).parent / "fast_hook.py").resolve()
+    found = installed_commands(path)
+    gone, others = set(), set()
+    for _event, command in found:
         try:
             words = shlex.split(command)
         except ValueError:
             continue
-        for word in words[:3]:
-            if word.startswith("/") and not Path(word).exists():
-                gone.add(word)
-    return sorted(gone)
+        gone |= {w for w in words[:3] if w.startswith("/") and not Path(w).exists()}
+        others |= {w for w in words[:3] if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+    for program in sorted(gone):
+        yield error(
+            f"settings.{scope}.missing_program",
+            f"{shown} runs {program}, which does not exist (omcm was moved or reinstalled)",
+            fix=reinstall,
+        )
+    twice = sorted(event for event, n in Counter(event for event, _ in found).items() if n > 1)
+    if twice:
+        yield error(
+            f"settings.{scope}.twice",
+            f"{shown} runs omcm more than once for {', '.join(twice)} (two installations registered)",
+            fix=reinstall,
+        )
+    for other in sorted(others - gone):
+        yield warning(
+            f"settings.{scope}.other_install",
+            f"{shown} runs the omcm of {probe.tilde(Path(other).parent.parent)}, not this one ({probe.tilde(ours.parent.parent)})",
+            fix=reinstall,
+        )
