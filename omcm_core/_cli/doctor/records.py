@@ -118,7 +118,7 @@ class Probe:
 
     def tilde(self, path: Path | str) -> str:
         """``path`` with the user's home shown as ``~`` (shorter, and what people type)."""
-        text, user_home = str(path), str(Path.home())
+        text, user_home = str(path), self.env.get("HOME") or str(Path.home())
         if user_home not in ("", "/") and (text == user_home or text.startswith(user_home + "/")):
             return "~" + text[len(user_home) :]
         return text

@@ -46,7 +46,7 @@ def registration(probe: Probe) -> Iterator[Check]:
         return
     if not registered:
         # `omcm install` refuses a broken file: the edit above is the fix, and the only one shown.
-        if settings_path("user", None) not in broken:
+        if settings_path("user", None, probe.env) not in broken:
             yield error("settings.none", "omcm is not registered in any Claude Code settings file", fix="omcm install")
         return
     wanted = _wanted_events(probe)
@@ -59,7 +59,7 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
     files: dict[Path, str] = {}
     for scope in ("user", "project", "local"):
         try:
-            path = settings_path(scope, probe.project)
+            path = settings_path(scope, probe.project, probe.env)
         except InstallError:
             continue
         if path.exists() and path.resolve() not in {p.resolve() for p in files}:
