@@ -138,3 +138,34 @@ def test_the_hook_path_never_imports_the_driver(team):
         [sys.executable, "-c", code, a.path("settings.py")], env=a.env, capture_output=True, text=True, check=True
     )
     assert json.loads(proc.stdout) == [2, []]  # the failure and its resolution queued, no driver loaded
+
+
+def test_a_bash_fix_found_on_machine_a_is_offered_on_machine_b(team):
+    a, b = team
+    error = "Exit code 1\nModuleNotFoundError: No module named 'requests'"
+    a.hook(post_tool_payload("Bash", {"command": "pytest"}, error=error, session_id="sa"))
+    a.hook(post_tool_payload("Bash", {"command": "pip install requests"}, {"stdout": "ok"}, session_id="sa"))
+    a.omcm("team", "sync")
+    b.omcm("team", "sync")
+    b.hook(post_tool_payload("Bash", {"command": "pytest -q"}, error=error, session_id="sb"))
+    lines = context_of(b.hook(pre_tool_payload("Bash", {"command": "pytest -q"}, session_id="sb"))).split("\n")
+    assert "Resolved by: pip install requests (Bash)" in lines
+    assert lines[0] == "💡 Bash error earlier in this session: Exit code 1"
+
+
+def test_doctor_checks_connection_schema_and_lag(team, pg_server):
+    from omcm_core._runtime.team.health import team_health
+    from omcm_core.config import Config, CoreConfig
+
+    a, _ = team
+    core = Config.load(a.home, None, a.env).section("core", CoreConfig)
+    a.omcm("team", "sync")
+    assert [ok for ok, _, _ in team_health(a.home, core)] == [True, True, True]
+    learn_unread_edit(a)
+    pg_server.stop()
+    ((ok, message, fix),) = team_health(a.home, core)
+    assert not ok and "unreachable" in message and fix == "omcm team status"
+    pg_server.start()
+    checks = team_health(a.home, core)
+    assert checks[2][0] and "2 rows to ship" in checks[2][1]
+    assert team_health(a.home, CoreConfig()) == []  # no team store: nothing to check
