@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -115,6 +116,7 @@ def load(users: int, events: int, cut_s: float) -> dict:
         return {**_verify(server.url, base, users), **faults, "run_s": round(run_s, 1), "final_rounds": rounds}
     finally:
         server.destroy()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _spawn(user: int, base: Path, url: str, events: int) -> subprocess.Popen:
@@ -249,14 +251,57 @@ def latency(rounds: int) -> dict:
         for env in envs.values():
             daemon.stop(env)
         server.destroy()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def in_process(rounds: int) -> dict:
+    """The same PreToolUse through the dispatcher in this process: the team's cost without process noise."""
+    import omcm_pre_tool_guide
+    from pg_server import start_server
+
+    from omcm_core._runtime.team.sync import sync
+    from omcm_core.config import CoreConfig
+    from omcm_core.testing import Dispatcher, post_tool_payload, pre_tool_payload
+
+    server = start_server()
+    base = Path(tempfile.mkdtemp(prefix="omcm-team-lat-"))
+    project = make_project(base)
+    edit = {"file_path": str(project / "settings.py"), "old_string": "1", "new_string": "2"}
+    team_env = {"OMCM__CORE__TEAM_STORE": server.url, "OMCM__PRE_TOOL_GUIDE__SHARE": "true"}
+    dispatchers = {}
+    try:
+        subprocess.run([sys.executable, "-m", "omcm_core", "team", "init"], env={**os.environ, **team_env}, check=True)
+        for i, (name, extra) in enumerate((("no team store", {}), ("team store, sharing on", team_env))):
+            env = {**os.environ, "OMCM_HOME": str(base / f"home{i}"), "CLAUDE_PROJECT_DIR": str(project), **extra}
+            # A far interval: no background sync is started while measuring.
+            env["OMCM__CORE__TEAM_SYNC_INTERVAL_S"] = "86400"
+            d = Dispatcher({"pre-tool-guide": omcm_pre_tool_guide}, env)
+            d(post_tool_payload("Edit", edit, error="File has not been read yet.", session_id="l", cwd=str(project)))
+            d(post_tool_payload("Edit", edit, {}, session_id="l", cwd=str(project)))
+            if extra:
+                sync(base / f"home{i}", CoreConfig(team_store=server.url))
+            dispatchers[name] = d
+        payload = pre_tool_payload("Edit", edit, session_id="s", cwd=str(project))
+        times: dict[str, list[float]] = {name: [] for name in dispatchers}
+        for r in range(rounds + 20):
+            for name, d in dispatchers.items():
+                t0 = time.perf_counter()
+                out = d(payload)
+                if r >= 20:
+                    times[name].append((time.perf_counter() - t0) * 1000)
+                assert out and "Past error" in out["hookSpecificOutput"]["additionalContext"]
+        return {name: _stats(v) for name, v in times.items()}
+    finally:
+        server.destroy()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _stats(values: list[float]) -> dict:
     values = sorted(values)
     return {
         "n": len(values),
-        "median_ms": round(statistics.median(values), 2),
-        "p95_ms": round(values[int(0.95 * (len(values) - 1))], 2),
+        "median_ms": round(statistics.median(values), 3),
+        "p95_ms": round(values[int(0.95 * (len(values) - 1))], 3),
     }
 
 
@@ -276,6 +321,8 @@ def main() -> int:
         return user_main(args.user, args.base, args.url, args.events)
     report = {}
     if not args.skip_latency:
+        report["in_process"] = in_process(args.latency_rounds * 10)
+        print(json.dumps(report["in_process"], indent=2), flush=True)
         report["latency"] = latency(args.latency_rounds)
         print(json.dumps(report["latency"], indent=2), flush=True)
     if not args.skip_load:

@@ -120,8 +120,29 @@ def project_source(ctx) -> str:
     project = ctx.project_dir
     if project is None:
         return ""
-    remote = _origin_url(Path(project))
-    return remote if remote else str(project)
+    signature = _config_signature(Path(project))
+    cached = _SOURCES.get(str(project))
+    if cached is not None and cached[0] == signature:
+        return cached[1]  # the warm dispatcher asks on every call: re-read only when .git/config changed
+    remote = _origin_url(Path(project)) if signature else None
+    source = remote if remote else str(project)
+    if len(_SOURCES) > 64:
+        _SOURCES.clear()
+    _SOURCES[str(project)] = (signature, source)
+    return source
+
+
+_SOURCES: dict[str, tuple[tuple | None, str]] = {}
+
+
+def _config_signature(project: Path) -> tuple | None:
+    import os
+
+    try:
+        info = os.lstat(project / ".git" / "config")
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _origin_url(project: Path) -> str | None:

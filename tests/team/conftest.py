@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Iterator
@@ -12,6 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pg_server import PgServer, missing, start_server  # noqa: E402
+
+_numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
@@ -30,15 +33,22 @@ def pg_server() -> Iterator[PgServer]:
 
 
 @pytest.fixture
-def pg_url(pg_server: PgServer) -> Iterator[str]:
-    """The server's URL with an empty schema for this test (tables dropped afterwards)."""
-    if not pg_server.running():
-        pg_server.start()
-    yield pg_server.url
-    if not pg_server.running():
-        pg_server.start()
+def pg_url(pg_server: PgServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A URL to a fresh database of its own on the server, dropped afterwards.
+
+    A database per test, not a schema wiped in between: a background sync a
+    hook started may still be running when its test ends, and must not write
+    into the next test's tables.
+    """
     import psycopg
 
+    if not pg_server.running():
+        pg_server.start()
+    name = f"t{next(_numbers)}"
     with psycopg.connect(pg_server.url, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA public CASCADE")
-        conn.execute("CREATE SCHEMA public")
+        conn.execute(f"CREATE DATABASE {name}")
+    yield pg_server.url.replace("/postgres?", f"/{name}?")
+    if not pg_server.running():
+        pg_server.start()
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -58,7 +58,7 @@ def test_sharing_is_off_unless_turned_on(tmp_path, pg_url):
     assert edit_on(b) is None
 
 
-def test_server_down_the_hook_answers_the_outbox_keeps_rows_and_they_arrive_once(team, pg_server):
+def test_server_down_the_hook_answers_the_outbox_keeps_rows_and_they_arrive_once(team, pg_server, pg_url):
     a, b = team
     pg_server.stop()
     learn_unread_edit(a)  # every hook answered (Machine.hook asserts exit 0) with the server gone
@@ -73,11 +73,11 @@ def test_server_down_the_hook_answers_the_outbox_keeps_rows_and_they_arrive_once
     assert b.status()["local_entries"] == 1
     import psycopg
 
-    with psycopg.connect(pg_server.url) as conn:
+    with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT count(*), sum(count) FROM omcm_team_items").fetchone() == (1, 1)
 
 
-def test_the_same_lesson_on_two_machines_is_one_entry_with_summed_counts(team, pg_server):
+def test_the_same_lesson_on_two_machines_is_one_entry_with_summed_counts(team, pg_url):
     a, b = team
     learn_unread_edit(a)
     learn_unread_edit(b, session="sb-learn")
@@ -86,7 +86,7 @@ def test_the_same_lesson_on_two_machines_is_one_entry_with_summed_counts(team, p
     a.omcm("team", "sync")
     import psycopg
 
-    with psycopg.connect(pg_server.url) as conn:
+    with psycopg.connect(pg_url) as conn:
         rows = conn.execute("SELECT count, payload->>'error' FROM omcm_team_items").fetchall()
     assert rows == [(2, NOT_READ)]
     assert a.status()["local_entries"] == b.status()["local_entries"] == 1

@@ -131,3 +131,18 @@ def test_core_config_reads_the_team_store_from_env_not_from_a_project(tmp_path):
 )
 def test_one_project_id_for_every_clone_url(url):
     assert team.normalize_remote(url) == "github.com/acme/shop"
+
+
+def test_another_server_means_the_local_copy_starts_over(tmp_path, conn, pg_url):
+    home = tmp_path / "home"
+    ctx = _ctx(home, pg_url)
+    team.share(ctx, "t/x", "k", {"a": 1})
+    sync(home, ctx.core_config)
+    assert ctx.store.query("SELECT count(*) FROM team_items") == [(1,)]
+    # The server is replaced by an empty one (another URL, or dropped and created again).
+    conn.execute("DROP SCHEMA public CASCADE")
+    conn.execute("CREATE SCHEMA public")
+    schema.migrate(conn)
+    report = sync(home, ctx.core_config)
+    assert report.error is None and ctx.store.query("SELECT count(*) FROM team_items") == [(0,)]
+    assert team.get_meta(ctx.store, "cursor") is None

@@ -58,9 +58,10 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
                     f"server schema version {found}, this omcm needs {schema.NEEDS}: run `omcm team init`"
                 )
             salt = server.salt(conn)
-            with store.transaction() as local:
-                team.set_meta(local, "project_salt", salt)
-            shipped = _ship(store, conn, origin(store), team.user_id(home, core.team_user), salt or "")
+            if not salt:
+                raise server.TeamServerError("the server has no project salt: run `omcm team init`")
+            _adopt(store, salt)
+            shipped = _ship(store, conn, origin(store), team.user_id(home, core.team_user), salt)
             fetched = _fetch(store, conn)
         finally:
             conn.close()
@@ -73,6 +74,16 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
     if shipped or fetched:
         _log.info("team_synced", shipped=shipped, fetched=fetched)
     return SyncReport(shipped, fetched)
+
+
+def _adopt(store: Store, salt: str) -> None:
+    """Remember the server's salt; another salt is another server (or a new one): the copy starts over."""
+    with store.transaction() as local:
+        known = local.execute("SELECT value FROM team_meta WHERE name = 'project_salt'").fetchone()
+        if known and known[0] != salt:
+            local.execute("DELETE FROM team_items")
+            local.execute("DELETE FROM team_meta WHERE name = 'cursor'")
+        team.set_meta(local, "project_salt", salt)
 
 
 def origin(store: Store) -> str:
