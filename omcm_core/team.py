@@ -22,6 +22,7 @@ process and the ``omcm team`` commands.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -139,7 +140,7 @@ def _config_signature(project: Path) -> tuple | None:
     import os
 
     try:
-        info = os.lstat(project / ".git" / "config")
+        info = os.lstat(os.path.join(project, ".git", "config"))
     except OSError:
         return None
     return (info.st_ino, info.st_size, info.st_mtime_ns)
@@ -174,10 +175,20 @@ def normalize_remote(url: str) -> str:
 
 def project_id(ctx) -> str | None:
     """This project's id in the team's rows (a keyed hash that does not reveal the path); None before a first sync."""
-    salt = get_meta(ctx.store, "project_salt")
+    now = time.monotonic()
+    cached = _SALTS.get(str(ctx.home))
+    if cached is None or now - cached[1] > SALT_TTL_S:  # a new server changes it, rarely: re-read now and then
+        cached = (get_meta(ctx.store, "project_salt"), now)
+        _SALTS[str(ctx.home)] = cached
+    salt = cached[0]
     return hash_project(salt, project_source(ctx)) if salt else None
 
 
+SALT_TTL_S = 60
+_SALTS: dict[str, tuple[str | None, float]] = {}
+
+
+@functools.lru_cache(maxsize=256)
 def hash_project(salt: str, source: str) -> str:
     if not source:
         return ""
@@ -205,6 +216,7 @@ def user_id(home: Path, configured_name: str = "") -> str:
 
 # -- background sync ------------------------------------------------------------------
 SYNC_LOCK = "team-sync.lock"
+_last_start: dict[str, float] = {}  # OMCM_HOME -> when this process last saw a sync started
 
 
 def sync_running(home: Path) -> bool:
@@ -223,15 +235,20 @@ def maybe_sync(ctx) -> bool:
     """Start ``omcm team sync`` detached when the last start is older than ``team_sync_interval_s``; True if started."""
     if not configured(ctx):
         return False
+    now = time.time()
+    interval = ctx.core_config.team_sync_interval_s
+    if 0 <= now - _last_start.get(str(ctx.home), -1e18) < interval:
+        return False  # the warm dispatcher remembers: no query on most calls
     ready(ctx.store)
     last = get_meta(ctx.store, "sync_spawned")
-    now = time.time()
-    if last is not None and 0 <= now - float(last) < ctx.core_config.team_sync_interval_s:
+    if last is not None and 0 <= now - float(last) < interval:
+        _last_start[str(ctx.home)] = float(last)
         return False
     if sync_running(ctx.home):
         return False
     with ctx.store.transaction() as conn:
         set_meta(conn, "sync_spawned", now)
+    _last_start[str(ctx.home)] = now
     from omcm_core.background import omcm_argv, spawn_detached
 
     spawn_detached(omcm_argv("team", "sync", "--if-idle"), env=ctx.env, cwd=str(ctx.project_dir or ctx.cwd))
