@@ -17,12 +17,17 @@ from pathlib import Path
 
 INSTALL_HINT = (
     "PostgreSQL server binaries (initdb, pg_ctl) not found: install Debian's package "
-    "(`sudo apt-get install postgresql`) or run `python3 dev.py setup` as root"
+    "(`sudo apt-get install postgresql`) or run `python3 dev.py setup` as root; elsewhere, point "
+    "OMCM_PG_BINDIR at the folder that has them"
 )
 
 
 def find_bin(name: str) -> str | None:
-    """``name`` on PATH, else in Debian's versioned folder (``/usr/lib/postgresql/<v>/bin``), newest first."""
+    """``name`` in ``$OMCM_PG_BINDIR`` if set (and only there), else on PATH, else in Debian's versioned
+    folder (``/usr/lib/postgresql/<v>/bin``), newest first."""
+    chosen = os.environ.get("OMCM_PG_BINDIR")
+    if chosen:
+        return shutil.which(name, path=chosen)
     found = shutil.which(name)
     if found:
         return found

@@ -146,3 +146,19 @@ def test_another_server_means_the_local_copy_starts_over(tmp_path, conn, pg_url)
     report = sync(home, ctx.core_config)
     assert report.error is None and ctx.store.query("SELECT count(*) FROM team_items") == [(0,)]
     assert team.get_meta(ctx.store, "cursor") is None
+
+
+def test_forget_deletes_the_entry_on_every_machine(tmp_path, conn, pg_url):
+    homes = [tmp_path / "a", tmp_path / "b"]
+    ctxs = [_ctx(h, pg_url) for h in homes]
+    team.share(ctxs[0], "t/x", "k", {"a": 1})
+    team.share(ctxs[1], "t/x", "k", {"b": 2})
+    for h, c in zip(homes, ctxs, strict=True):
+        sync(h, c.core_config)
+    sync(homes[0], ctxs[0].core_config)
+    assert ctxs[0].store.query("SELECT count, payload FROM team_items") == [(2, '{"a": 1, "b": 2}')]
+    team.forget(ctxs[1], "t/x", "k")
+    sync(homes[1], ctxs[1].core_config)
+    sync(homes[0], ctxs[0].core_config)
+    assert [c.store.query("SELECT count(*) FROM team_items") for c in ctxs] == [[(0,)], [(0,)]]
+    assert conn.execute("SELECT deleted FROM omcm_team_items").fetchall() == [(True,)]
