@@ -171,3 +171,20 @@ def test_doctor_checks_connection_schema_and_lag(team, pg_server):
     checks = team_health(a.home, core)
     assert checks[2][0] and "2 rows to ship" in checks[2][1]
     assert team_health(a.home, CoreConfig()) == []  # no team store: nothing to check
+
+
+def test_the_warm_dispatcher_reads_the_team_copy_too(team):
+    from omcm_core._runtime import daemon
+
+    a, b = team
+    learn_unread_edit(a)
+    a.omcm("team", "sync")
+    b.omcm("team", "sync")
+    b.env["OMCM_DAEMON"] = "1"
+    try:
+        for _ in range(3):  # the first call may be answered in process while the daemon starts
+            out = edit_on(b)
+        assert "Resolved by: Edit settings.py (Edit)" in context_of(out)
+        assert daemon.status(b.env)  # and it was the daemon that answered at the end
+    finally:
+        daemon.stop(b.env)
