@@ -162,3 +162,15 @@ def test_forget_deletes_the_entry_on_every_machine(tmp_path, conn, pg_url):
     sync(homes[0], ctxs[0].core_config)
     assert [c.store.query("SELECT count(*) FROM team_items") for c in ctxs] == [[(0,)], [(0,)]]
     assert conn.execute("SELECT deleted FROM omcm_team_items").fetchall() == [(True,)]
+
+
+def test_an_unreachable_server_never_grows_the_outbox_past_its_cap(tmp_path, monkeypatch):
+    from omcm_core._runtime.team import sync as sync_module
+
+    monkeypatch.setattr(sync_module, "MAX_OUTBOX", 3)
+    home = tmp_path / "home"
+    ctx = _ctx(home, f"postgresql://x@/db?host={tmp_path}/nowhere")
+    for n in range(5):
+        team.share(ctx, "t/x", f"k{n}", {})
+    assert sync(home, ctx.core_config).error
+    assert ctx.store.query("SELECT key FROM team_outbox ORDER BY seq") == [("k2",), ("k3",), ("k4",)]

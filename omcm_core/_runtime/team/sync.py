@@ -25,6 +25,7 @@ from omcm_core.store import Store
 
 SHIP_BATCH = 500
 FETCH_BATCH = 2000
+MAX_OUTBOX = 200_000  # rows kept while the server is unreachable (about 60 MB); older ones are dropped
 _log = get_logger(component="team")
 
 
@@ -68,6 +69,7 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
     except Exception as exc:
         message = server.mask_url(str(exc).replace(core.team_store, server.mask_url(core.team_store)))
         _note(store, error=message)
+        _trim(store)
         _log.warning("team_sync_failed", error=message, shipped=shipped, fetched=fetched)
         return SyncReport(shipped, fetched, message)
     _note(store, error=None)
@@ -156,6 +158,16 @@ def _fetch(store: Store, conn) -> int:
         total += len(rows)
         if len(rows) < FETCH_BATCH:
             return total
+
+
+def _trim(store: Store) -> None:
+    """A server gone for good must not grow the local store without end: keep the newest MAX_OUTBOX rows."""
+    with store.transaction() as conn:
+        dropped = conn.execute(
+            "DELETE FROM team_outbox WHERE seq <= (SELECT max(seq) FROM team_outbox) - ?", (MAX_OUTBOX,)
+        ).rowcount
+    if dropped:
+        _log.error("team_outbox_trimmed", dropped=dropped, kept=MAX_OUTBOX)
 
 
 def _note(store: Store, error: str | None) -> None:
