@@ -27,7 +27,6 @@ import hashlib
 import hmac
 import json
 import re
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -199,6 +198,8 @@ def user_id(home: Path, configured_name: str = "") -> str:
     """The name on this user's shared rows: ``[core] team_user``, else a random id kept in OMCM_HOME."""
     if configured_name:
         return configured_name
+    import secrets
+
     from omcm_core.files import atomic_write_text
     from omcm_core.paths import ensure_private_dir
 
