@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from machines import REMOTES, Machine, context_of
 
-from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload
+from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload, run_hook
 
 pytestmark = pytest.mark.slow
 # These go through pre-tool-guide: the tox cell of the core alone does not install it.
@@ -188,3 +188,18 @@ def test_the_warm_dispatcher_reads_the_team_copy_too(team):
         assert daemon.status(b.env)  # and it was the daemon that answered at the end
     finally:
         daemon.stop(b.env)
+
+
+def test_a_new_machine_with_sharing_on_keeps_its_own_guidance(tmp_path, pg_url):
+    # No lesson shared, no sync yet: the team tables do not exist until sharing makes them.
+    b = Machine(tmp_path, "b", pg_url)
+    b.env["OMCM__CORE__TEAM_STORE"] = f"postgresql://x@/db?host={tmp_path}/nowhere"
+    edit = {"file_path": b.path("settings.py"), "old_string": "True", "new_string": "False"}
+    env_off = {**b.env, "OMCM__PRE_TOOL_GUIDE__SHARE": "false"}
+    for payload in (
+        post_tool_payload("Edit", edit, error=NOT_READ, session_id="s1"),
+        post_tool_payload("Read", {"file_path": b.path("settings.py")}, {}, session_id="s1"),
+        post_tool_payload("Edit", edit, {}, session_id="s1"),
+    ):
+        assert run_hook({**payload, "cwd": str(b.project)}, env=env_off).returncode == 0
+    assert "Past error with this file" in context_of(edit_on(b))

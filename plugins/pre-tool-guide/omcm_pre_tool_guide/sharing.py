@@ -26,9 +26,13 @@ class GuideConfig:
 
 
 def enabled(ctx) -> bool:
+    """Sharing is on; the team tables then exist (a machine that never learned nor synced has none yet)."""
     from omcm_core import team
 
-    return team.configured(ctx) and ctx.config(GuideConfig).share
+    if not (team.configured(ctx) and ctx.config(GuideConfig).share):
+        return False
+    team.ready(ctx.store)
+    return True
 
 
 def _local(text: str | None, ctx) -> str | None:
