@@ -58,7 +58,8 @@ def _file_items(event, ctx) -> list[str]:
     shown_rows = normalize.displayed(rows, project)
     team = sharing.enabled(ctx)
     if team and len(shown_rows) < 2:  # the team's lessons about this file fill what this machine lacks
-        shown_rows += sharing.file_lessons(ctx, key, {error for error, _ in shown_rows}, 2 - len(shown_rows))
+        have = {error for error, _ in shown_rows}
+        shown_rows += sharing.safely(ctx, sharing.file_lessons, key, have, 2 - len(shown_rows), default=[])
     items = guidance.file_items(shown_rows, ctx.language)
     if path and not knowledge.seen(ctx.store, event.session_id, path) and os.path.isfile(path):
         known = {error for error, _ in rows}
@@ -68,7 +69,9 @@ def _file_items(event, ctx) -> list[str]:
             shown_errors = {error for error, _ in shown_rows}
             lessons = [
                 row
-                for row in sharing.unread_lessons(ctx, event.tool_name, normalize.UNREAD_FILE_ERRORS)
+                for row in sharing.safely(
+                    ctx, sharing.unread_lessons, event.tool_name, normalize.UNREAD_FILE_ERRORS, default=[]
+                )
                 if row[0] not in shown_errors
             ]
         shown = normalize.display_error(path, project)
@@ -82,7 +85,7 @@ def _bash_items(event, ctx) -> list[str]:
     row = knowledge.last_bash_error(ctx.store, event.session_id) if event.session_id else None
     if not row and event.session_id and sharing.enabled(ctx):
         failure = knowledge.last_bash_failure(ctx.store, event.session_id)
-        lesson = sharing.bash_lesson(ctx, failure[0]) if failure else None
+        lesson = sharing.safely(ctx, sharing.bash_lesson, failure[0]) if failure else None
         row = (*lesson, failure[1]) if lesson and failure else None
     if not row:
         return []

@@ -35,6 +35,15 @@ def enabled(ctx) -> bool:
     return True
 
 
+def safely(ctx, lookup, *args, default=None):
+    """A team lookup that cannot cost the guidance this machine knows by itself."""
+    try:
+        return lookup(ctx, *args)
+    except Exception as exc:
+        ctx.log.error("team_lookup_failed", lookup=lookup.__name__, error=f"{type(exc).__name__}: {exc}")
+        return default
+
+
 def _local(text: str | None, ctx) -> str | None:
     if not text:
         return text
