@@ -52,6 +52,13 @@ class CoreConfig:
     #: Plugins that act as security gates: if one of them fails on PreToolUse,
     #: the call is denied instead of allowed.
     fail_closed: tuple = ()
+    #: A PostgreSQL URL (``postgresql://host/db``) to share opted-in knowledge with a team; "" = local only.
+    #: Credentials belong in the environment or a libpq service/pass file, not here (docs/teams.md).
+    team_store: str = ""
+    #: The name others see on shared rows; "" = a random id made once for this OMCM_HOME.
+    team_user: str = ""
+    #: Seconds between two background syncs with the team store.
+    team_sync_interval_s: int = 30
 
 
 @attrs.frozen
@@ -146,6 +153,8 @@ class Config:
                     _log.error("config_not_a_section", path=str(path), key=section)
                     errors.append(ConfigError(str(path), f"{section} = ... is not a [section]"))
                     continue
+                if root is project:
+                    values = _project_allowed(section, values, path)
                 merged.setdefault(section, {}).update(values)
                 origins.setdefault(section, []).append(str(path))
         for name, raw in env.items():
@@ -168,6 +177,17 @@ class Config:
         if key not in self._cache:
             self._cache[key] = build_section(name, self.sections.get(name, {}), schema)
         return self._cache[key]
+
+
+# Where lessons go is the user's choice: a cloned project must not send them to its own server.
+HOME_ONLY = {"core": ("team_store", "team_user")}
+
+
+def _project_allowed(section: str, values: dict, path: Path) -> dict:
+    refused = [k for k in values if k.replace("-", "_") in HOME_ONLY.get(section, ())]
+    for key in refused:
+        _log.warning("config_project_key_ignored", path=str(path), section=section, key=key)
+    return {k: v for k, v in values.items() if k not in refused}
 
 
 def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:
