@@ -179,8 +179,9 @@ class Config:
         return self._cache[key]
 
 
-# Where lessons go is the user's choice: a cloned project must not send them to its own server.
-HOME_ONLY = {"core": ("team_store", "team_user")}
+# Where lessons go, and whether they leave the machine at all, is the user's choice:
+# a cloned project must not send them to its own server nor turn sharing on.
+HOME_ONLY = {"core": ("team_store", "team_user"), "pre-tool-guide": ("share",)}
 
 
 def _project_allowed(section: str, values: dict, path: Path) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from machines import REMOTES, Machine, context_of
 
@@ -171,6 +173,22 @@ def test_doctor_checks_connection_schema_and_lag(team, pg_server):
     checks = team_health(a.home, core)
     assert checks[2][0] and "2 rows to ship" in checks[2][1]
     assert team_health(a.home, CoreConfig()) == []  # no team store: nothing to check
+
+
+def test_omcm_doctor_shows_the_team_store_section(team, pg_server):
+    a, _ = team
+    a.omcm("team", "sync")
+    report = json.loads(a.omcm("doctor", "--json", check=False).stdout)
+    (section,) = [s for s in report["sections"] if s["name"] == "Team store"]
+    assert [c["ok"] for c in section["checks"]] == [True, True, True]
+    assert "password" not in json.dumps(section) and "reachable" in section["checks"][0]["message"]
+    pg_server.stop()
+    try:
+        proc = a.omcm("doctor", "--json", check=False)
+    finally:
+        pg_server.start()
+    (section,) = [s for s in json.loads(proc.stdout)["sections"] if s["name"] == "Team store"]
+    assert proc.returncode == 1 and [c["fix"] for c in section["checks"]] == ["omcm team status"]
 
 
 def test_the_warm_dispatcher_reads_the_team_copy_too(team):

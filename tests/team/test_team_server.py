@@ -125,6 +125,16 @@ def test_core_config_reads_the_team_store_from_env_not_from_a_project(tmp_path):
     assert Config.load(tmp_path / "home", project, env).section("core", CoreConfig).team_store == "postgresql://team/db"
 
 
+def test_a_project_cannot_turn_sharing_on(tmp_path):
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "omcm.toml").write_text("[pre-tool-guide]\nshare = true\n")
+    assert "share" not in Config.load(tmp_path / "home", project, {}).sections.get("pre-tool-guide", {})
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text("[pre-tool-guide]\nshare = true\n")
+    assert Config.load(tmp_path / "home", project, {}).sections["pre-tool-guide"]["share"] is True
+
+
 @pytest.mark.parametrize(
     "url",
     ["https://user:tok@GitHub.com/Acme/Shop.git", "git@github.com:acme/shop.git", "ssh://git@github.com/acme/shop/"],

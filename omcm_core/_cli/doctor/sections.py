@@ -17,6 +17,7 @@ from omcm_core._cli.doctor.records import Check, Probe, as_check, error
 from omcm_core._cli.doctor.registration import registration
 from omcm_core._cli.doctor.runtime import daemon, errors
 from omcm_core._cli.doctor.store import store
+from omcm_core._cli.doctor.team import team_store
 from omcm_core._cli.doctor.workers import workers
 
 SectionFunction = Callable[[Probe], Iterable["Check | Mapping[str, Any]"]]
@@ -30,6 +31,7 @@ SECTIONS: list[tuple[str, SectionFunction]] = [
     ("Plugins", plugins),
     ("Daemon", daemon),
     ("Background workers", workers),
+    ("Team store", team_store),
     ("Recent errors", errors),
 ]
 
