@@ -6,11 +6,14 @@ Fixtures:
 - ``omcm_dispatch``: ``omcm_dispatch(plugin, ...)`` returns a :class:`Dispatcher`
   holding only the given plugins (modules or objects with ``@hookimpl``
   functions), registered under their names, no entry points loaded. Call it
-  with a payload dict to get Claude Code's response dict (or None).
+  with a payload dict to get Claude Code's response dict (or None). Strict by
+  default: a plugin's exception propagates with its traceback (production
+  would log it and answer without the plugin); ``strict=False`` isolates it.
 
 Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`post_tool_payload`, :func:`session_start_payload`,
-:func:`session_end_payload`, :func:`user_prompt_payload`; :func:`event_from`
+:func:`session_end_payload`, :func:`user_prompt_payload`, and
+:func:`hook_payload` for any other event; :func:`event_from`
 turns a payload into the event record a hook receives.
 
 End to end, through a real subprocess as Claude Code would run it:
@@ -106,6 +109,11 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: str
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
+def hook_payload(event: str, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
+    """A payload for any ``hook_event_name`` (Stop, PreCompact, StopFailure...), with the common fields set."""
+    return _base(event, session_id, cwd, **fields)
+
+
 def event_from(payload: Mapping[str, Any]) -> Any:
     """The event record the core would pass to a hook for ``payload`` (None if omcm has no hook for it)."""
     from omcm_core._runtime.payload import parse_event
@@ -159,19 +167,33 @@ def assert_valid_response(event_name: str, response: Any) -> None:
         assert len(specific.get("additionalContext", "")) <= TEXT_CAP
 
 
+class PluginFailed(AssertionError):
+    """A plugin under test failed without raising: it overran its budget or returned something not a Result.
+
+    (A plugin that raises has its own exception re-raised instead.)
+    """
+
+
 class Dispatcher:
     """Dispatches payloads through ``omcm_core._runtime.dispatch.handle`` with chosen plugins.
+
+    ``strict`` (the default) re-raises the first plugin exception of a call, with
+    its traceback, and raises :class:`PluginFailed` for a plugin that overran or
+    returned something not a ``Result``: in production the core skips such a
+    plugin and answers without it, which in a test only shows as a missing
+    answer. ``strict=False`` keeps that isolation, for tests of it.
 
     ``keeper`` (a :class:`omcm_core._runtime.dispatch.StoreKeeper`) keeps the store open
     between calls, as the warm dispatcher does.
     """
 
-    def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None) -> None:
-        from omcm_core._runtime.manager import Manager
-
+    def __init__(
+        self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None, strict: bool = True
+    ) -> None:
         self.env = dict(env)
         self.keeper = keeper
-        self.manager = Manager()
+        self.strict = strict
+        self.manager = _recording_manager()
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
             if not info.enabled:
@@ -182,9 +204,59 @@ class Dispatcher:
         from omcm_core._runtime.dispatch import handle
 
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.manager.problems.clear()
         outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager, keeper=self.keeper)
         self.last_stdout = outcome.stdout
+        if self.strict and self.manager.problems:
+            _raise_first(self.manager.problems[0])
         return json.loads(outcome.stdout) if outcome.stdout else None
+
+
+def _raise_first(problem: tuple[str, str, Any]) -> None:
+    name, hook, error = problem
+    if isinstance(error, BaseException):
+        if hasattr(error, "add_note"):  # Python 3.11+: say which plugin, under the traceback
+            error.add_note(
+                f"raised by omcm plugin {name!r} in its {hook} hook (omcm_dispatch(..., strict=False) isolates it)"
+            )
+        raise error
+    raise PluginFailed(f"omcm plugin {name!r} failed in its {hook} hook: {error}")
+
+
+def _recording_manager() -> Any:
+    """A core Manager that also keeps what each failing plugin raised, for strict tests.
+
+    The core keeps only a one-line description of a failure; the wrapper keeps the
+    exception object (traceback included) and re-raises it so the core still
+    handles the failure exactly as in production.
+    """
+    from omcm_core._runtime.manager import Manager
+
+    class RecordingManager(Manager):
+        def __init__(self) -> None:
+            super().__init__()
+            self.problems: list[tuple[str, str, Any]] = []
+
+        def call(self, hook: str, chosen: Any, *args: Any, **kwargs: Any) -> Any:
+            wrapped = [(name, self._recording(name, hook, function), argnames) for name, function, argnames in chosen]
+            report = super().call(hook, wrapped, *args, **kwargs)
+            raised = {name for name, _hook, _error in self.problems}
+            for failure in report.failures:
+                if failure.plugin not in raised:
+                    self.problems.append((failure.plugin, hook, f"{failure.kind}: {failure.detail}"))
+            return report
+
+        def _recording(self, name: str, hook: str, function: Any) -> Any:
+            def call(**kwargs: Any) -> Any:
+                try:
+                    return function(**kwargs)
+                except BaseException as exc:
+                    self.problems.append((name, hook, exc))
+                    raise
+
+            return call
+
+    return RecordingManager()
 
 
 def _plugin_name(plugin: Any) -> str:
@@ -228,16 +300,25 @@ def omcm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def omcm_dispatch(omcm_home: Path):
-    """``omcm_dispatch(plugin, ..., name=plugin, env={...}, keeper=None)`` -> Dispatcher."""
+    """``omcm_dispatch(plugin, ..., names={name: plugin}, env={...}, keeper=None, strict=True)`` -> Dispatcher.
+
+    Strict (the default): a plugin's exception propagates out of the call, with
+    its traceback; ``strict=False`` dispatches as production does, answering
+    without a plugin that failed.
+    """
 
     def factory(
-        *plugins: Any, names: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, keeper: Any = None
+        *plugins: Any,
+        names: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        keeper: Any = None,
+        strict: bool = True,
     ) -> Dispatcher:
         chosen = dict(names or {})
         for plugin in plugins:
             chosen[_plugin_name(plugin)] = plugin
         full_env = {**os.environ, "OMCM_HOME": str(omcm_home), **(env or {})}
-        return Dispatcher(chosen, full_env, keeper)
+        return Dispatcher(chosen, full_env, keeper, strict=strict)
 
     return factory
 
