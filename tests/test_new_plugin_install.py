@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,20 +64,28 @@ def test_new_plugin_installs_tests_and_answers(core_wheel, tmp_path):
     run(pip + ["install", f"{core_wheel}[testing]"], env=env)
 
     # The venv's own omcm, from the wheel: no checkout on the path.
-    run([bin_dir / "omcm", "new-plugin", "no-force-push", "--hooks", "pre_tool,session_start"], cwd=tmp_path, env=env)
-    plugin_dir = tmp_path / "omcm-no-force-push"
+    run([bin_dir / "omcm", "new-plugin", "careful-rm", "--hooks", "pre_tool,session_start"], cwd=tmp_path, env=env)
+    plugin_dir = tmp_path / "omcm-careful-rm"
     run(pip + ["install", plugin_dir], env=env)
 
     tests = run([bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=plugin_dir, env=env)
     assert "4 passed" in tests.stdout
 
     listed = run([bin_dir / "omcm", "plugins", "--json"], env=env)
-    row = next(r for r in json.loads(listed.stdout) if r["name"] == "no-force-push")
-    assert (row["distribution"], row["version"], row["enabled"]) == ("omcm-no-force-push", "0.1.0", True)
+    row = next(r for r in json.loads(listed.stdout) if r["name"] == "careful-rm")
+    assert (row["distribution"], row["version"], row["enabled"]) == ("omcm-careful-rm", "0.1.0", True)
     assert row["hooks"] == ["pre_tool", "session_start"]
+    # docs/writing-plugins.md shows this venv's `omcm plugins` (for the default hooks: pre_tool)
+    doc = (ROOT / "docs" / "writing-plugins.md").read_text(encoding="utf-8")
+    sample = re.search(
+        r"<!-- output of: omcm plugins \(only careful-rm installed\) -->\n```\n\$ (.+?)\n(.*?)```", doc, re.S
+    )
+    assert sample is not None, "the doc lost its sample of `omcm plugins`"
+    shown = run([bin_dir / "omcm", *sample[1].split()[1:]], env=env).stdout
+    assert shown == sample[2].replace("hooks: pre_tool", "hooks: pre_tool, session_start")
 
     payload = json.dumps(pre_tool_payload("Bash", {"command": "rm -rf build"}, cwd=str(tmp_path)))
     hook = run([bin_dir / "omcm", "hook"], input=payload, env={**env, "OMCM_DAEMON": "0"})
     decision = json.loads(hook.stdout)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "ask"
-    assert decision["permissionDecisionReason"] == "no-force-push: this command deletes files recursively."
+    assert decision["permissionDecisionReason"] == "careful-rm: this command deletes files recursively."

@@ -110,21 +110,22 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     except BadName as exc:
         print(f"omcm new-plugin: {exc}", file=sys.stderr)
         return 2
-    target = args.dir if args.dir is not None else Path(inv.cwd) / names["dist"]
+    shown = args.dir if args.dir is not None else Path(names["dist"])  # as the user would type it
+    target = Path(inv.cwd) / shown
     if target.exists() or target.is_symlink():
-        print(f"omcm new-plugin: {target} already exists; nothing written", file=sys.stderr)
+        print(f"omcm new-plugin: {shown} already exists; nothing written", file=sys.stderr)
         return 1
     try:
         write(target, render(names, hooks))
     except OSError as exc:
-        print(f"omcm new-plugin: cannot write {target}: {exc}", file=sys.stderr)
+        print(f"omcm new-plugin: cannot write {shown}: {exc}", file=sys.stderr)
         return 1
     print(
         f"Plugin {names['plugin']}: distribution {names['dist']}, package {names['package']}, hooks {', '.join(hooks)}"
     )
-    print(f"Created {target}")
+    print(f"Created {shown}/")
     print("Next:")
-    print(f"  cd {target}")
+    print(f"  cd {shown}")
     print("  pip install -e '.[test]'   # into omcm's environment; brings pytest")
     print("  pytest")
     print(f"  omcm plugins               # lists {names['plugin']}")
