@@ -95,3 +95,24 @@ def test_generated_tests_pass_for_every_hook(tmp_path):
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "12 passed" in run.stdout  # two tests for four hooks, one for the other four
+
+
+def test_generated_code_is_lint_clean(tmp_path):
+    """An author's first `ruff check` / `ruff format` finds nothing to change in what was generated."""
+    pytest.importorskip("ruff")
+    target = tmp_path / "omcm-every-hook"
+    proc = omcm(
+        "new-plugin",
+        "every-hook",
+        "--dir",
+        str(target),
+        "--hooks",
+        ",".join(HOOKS),
+        cwd=tmp_path,
+        home=tmp_path / "home",
+    )
+    assert proc.returncode == 0, proc.stderr
+    rules = "E,F,W,I,B,UP,SIM"  # omcm's own selection
+    for argv in (["check", "--select", rules, "."], ["format", "--check", "."]):
+        lint = subprocess.run([sys.executable, "-m", "ruff", *argv], capture_output=True, text=True, cwd=target)
+        assert lint.returncode == 0, lint.stdout + lint.stderr

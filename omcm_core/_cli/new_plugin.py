@@ -43,9 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "name", metavar="NAME", help="the plugin's name, e.g. rate-limit (omcm- is added for the distribution)"
     )
-    p.add_argument("--dir", type=Path, help="the folder to create (default: ./omcm-NAME); it must not exist")
+    p.add_argument(
+        "--dir", type=Path, metavar="PATH", help="the folder to create (default: ./omcm-NAME); it must not exist"
+    )
     p.add_argument(
         "--hooks",
+        metavar="HOOK,...",
         default="pre_tool",
         help=f"comma-separated hooks to implement (default: pre_tool); any of {', '.join(HOOKS)}",
     )
