@@ -329,14 +329,57 @@ def run_hook(
     event: str | None = None,
     timeout: float = 60,
     cwd: str | None = None,
+    strict: bool = True,
 ) -> subprocess.CompletedProcess:
     """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does.
 
     The warm dispatcher is off (``OMCM_DAEMON=0``) unless ``env`` turns it on,
     so a test leaves no background process behind; tests of the daemon path pass
     ``OMCM_DAEMON=1`` and stop it with ``omcm_core._runtime.daemon.stop``.
+
+    ``strict`` (the default): when a plugin raised or returned something not a
+    ``Result`` during the call, raise :class:`PluginFailed` with the error the
+    core logged (the subprocess still answered without it). It reads the log of
+    the ``OMCM_HOME`` the hook ran with, so only when one is set; a plugin that
+    overran is not reported here (a loaded test machine would make that flaky).
+    ``strict=False`` returns the process whatever the plugins did.
     """
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
     full_env = {**os.environ, "OMCM_DAEMON": "0", **(env or {})}
-    return subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
+    log = Path(full_env["OMCM_HOME"]) / "logs" / "omcm.jsonl" if strict and full_env.get("OMCM_HOME") else None
+    start = _size(log)
+    proc = subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
+    if log is not None:
+        for line in _logged_failures(log, start):
+            raise PluginFailed(
+                f"omcm plugin {line.get('plugin')!r} failed in its {line.get('hook')} hook ({line.get('kind')}): "
+                f"{line.get('error')} (omcm_dispatch shows the traceback; run_hook(..., strict=False) isolates it)"
+            )
+    return proc
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
+
+
+def _logged_failures(log: Path, start: int) -> list[dict]:
+    """``plugin_failed`` lines (raised or garbage) written to ``log`` after byte ``start``."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(start if start <= log.stat().st_size else 0)  # rotated or replaced: read it all
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    failures = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout":
+            failures.append(entry)
+    return failures

@@ -57,3 +57,31 @@ def test_strict_dispatcher_answers_normally_when_nothing_fails(omcm_dispatch):
     assert first["hookSpecificOutput"]["permissionDecision"] == "deny"
     # problems do not leak from one call into the next
     assert dispatch(pre_tool_payload("Bash", {"command": "ls"})) == first
+
+
+def crashy_site(tmp_path):
+    """A distribution with an ``omcm`` entry point whose pre_tool raises, installed into a folder for PYTHONPATH."""
+    site = tmp_path / "site"
+    (site / "omcm_crashy-0.1.dist-info").mkdir(parents=True)
+    (site / "omcm_crashy-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: omcm-crashy\nVersion: 0.1\n"
+    )
+    (site / "omcm_crashy-0.1.dist-info" / "entry_points.txt").write_text("[omcm]\ncrashy = omcm_crashy\n")
+    (site / "omcm_crashy.py").write_text(
+        "from omcm_core import hookimpl\n\n\n@hookimpl\ndef pre_tool(event):\n    return event.tool_input['missing']\n"
+    )
+    return site
+
+
+def test_run_hook_is_strict_too(tmp_path, omcm_home):
+    import os
+
+    from omcm_core.testing import run_hook
+
+    path = os.pathsep.join([str(crashy_site(tmp_path)), os.environ.get("PYTHONPATH", "")])
+    env = {"PYTHONPATH": path, "OMCM_LOAD_PLUGINS": "crashy"}
+    payload = pre_tool_payload("Bash", {"command": "ls"})
+    with pytest.raises(PluginFailed, match=r"'crashy' failed in its pre_tool hook \(raised\): KeyError: 'missing'"):
+        run_hook(payload, env=env)
+    proc = run_hook(payload, env=env, strict=False)  # the session itself never broke
+    assert (proc.returncode, proc.stdout) == (0, b"")
