@@ -33,6 +33,8 @@ from typing import Any
 
 import pytest
 
+from omcm_core._failure_capture import PluginFailed, logged_failures, raise_first, recording_manager, size_of
+
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
 
@@ -167,13 +169,6 @@ def assert_valid_response(event_name: str, response: Any) -> None:
         assert len(specific.get("additionalContext", "")) <= TEXT_CAP
 
 
-class PluginFailed(AssertionError):
-    """A plugin under test failed without raising: it overran its budget or returned something not a Result.
-
-    (A plugin that raises has its own exception re-raised instead.)
-    """
-
-
 class Dispatcher:
     """Dispatches payloads through ``omcm_core._runtime.dispatch.handle`` with chosen plugins.
 
@@ -193,7 +188,7 @@ class Dispatcher:
         self.env = dict(env)
         self.keeper = keeper
         self.strict = strict
-        self.manager = _recording_manager()
+        self.manager = recording_manager()
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
             if not info.enabled:
@@ -208,55 +203,8 @@ class Dispatcher:
         outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager, keeper=self.keeper)
         self.last_stdout = outcome.stdout
         if self.strict and self.manager.problems:
-            _raise_first(self.manager.problems[0])
+            raise_first(self.manager.problems[0])
         return json.loads(outcome.stdout) if outcome.stdout else None
-
-
-def _raise_first(problem: tuple[str, str, Any]) -> None:
-    name, hook, error = problem
-    if isinstance(error, BaseException):
-        if hasattr(error, "add_note"):  # Python 3.11+: say which plugin, under the traceback
-            error.add_note(
-                f"raised by omcm plugin {name!r} in its {hook} hook (omcm_dispatch(..., strict=False) isolates it)"
-            )
-        raise error
-    raise PluginFailed(f"omcm plugin {name!r} failed in its {hook} hook: {error}")
-
-
-def _recording_manager() -> Any:
-    """A core Manager that also keeps what each failing plugin raised, for strict tests.
-
-    The core keeps only a one-line description of a failure; the wrapper keeps the
-    exception object (traceback included) and re-raises it so the core still
-    handles the failure exactly as in production.
-    """
-    from omcm_core._runtime.manager import Manager
-
-    class RecordingManager(Manager):
-        def __init__(self) -> None:
-            super().__init__()
-            self.problems: list[tuple[str, str, Any]] = []
-
-        def call(self, hook: str, chosen: Any, *args: Any, **kwargs: Any) -> Any:
-            wrapped = [(name, self._recording(name, hook, function), argnames) for name, function, argnames in chosen]
-            report = super().call(hook, wrapped, *args, **kwargs)
-            raised = {name for name, _hook, _error in self.problems}
-            for failure in report.failures:
-                if failure.plugin not in raised:
-                    self.problems.append((failure.plugin, hook, f"{failure.kind}: {failure.detail}"))
-            return report
-
-        def _recording(self, name: str, hook: str, function: Any) -> Any:
-            def call(**kwargs: Any) -> Any:
-                try:
-                    return function(**kwargs)
-                except BaseException as exc:
-                    self.problems.append((name, hook, exc))
-                    raise
-
-            return call
-
-    return RecordingManager()
 
 
 def _plugin_name(plugin: Any) -> str:
@@ -348,38 +296,12 @@ def run_hook(
     argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
     full_env = {**os.environ, "OMCM_DAEMON": "0", **(env or {})}
     log = Path(full_env["OMCM_HOME"]) / "logs" / "omcm.jsonl" if strict and full_env.get("OMCM_HOME") else None
-    start = _size(log)
+    start = size_of(log)
     proc = subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
     if log is not None:
-        for line in _logged_failures(log, start):
+        for line in logged_failures(log, start):
             raise PluginFailed(
                 f"omcm plugin {line.get('plugin')!r} failed in its {line.get('hook')} hook ({line.get('kind')}): "
                 f"{line.get('error')} (omcm_dispatch shows the traceback; run_hook(..., strict=False) isolates it)"
             )
     return proc
-
-
-def _size(path: Path | None) -> int:
-    try:
-        return path.stat().st_size if path is not None else 0
-    except OSError:
-        return 0
-
-
-def _logged_failures(log: Path, start: int) -> list[dict]:
-    """``plugin_failed`` lines (raised or garbage) written to ``log`` after byte ``start``."""
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(start if start <= log.stat().st_size else 0)  # rotated or replaced: read it all
-            lines = handle.read().splitlines()
-    except OSError:
-        return []
-    failures = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout":
-            failures.append(entry)
-    return failures

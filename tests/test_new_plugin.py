@@ -112,6 +112,8 @@ def test_generated_code_is_lint_clean(tmp_path):
         home=tmp_path / "home",
     )
     assert proc.returncode == 0, proc.stderr
+    for path in target.rglob("*.py"):  # only the public API, as plugins must
+        assert "omcm_core._" not in path.read_text(), path
     rules = "E,F,W,I,B,UP,SIM"  # omcm's own selection
     for argv in (["check", "--select", rules, "."], ["format", "--check", "."]):
         lint = subprocess.run([sys.executable, "-m", "ruff", *argv], capture_output=True, text=True, cwd=target)
