@@ -71,17 +71,14 @@ def refusals(home: Path) -> list[dict]:
 def drive(world) -> str:
     """Session start, three tool uses (each a rotation check) and a search; all stdout joined.
 
-    Not strict: a plugin may refuse a planted file by raising; what matters here is
-    that nothing leaks and the session goes on.
+    Strict: a plugin refuses a planted file by logging it and answering nothing, not by raising.
     """
     out = []
-    proc = run_hook(session_start_payload(session_id="s1", cwd=str(world["project"])), env=world["env"], strict=False)
+    proc = run_hook(session_start_payload(session_id="s1", cwd=str(world["project"])), env=world["env"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     out.append(proc.stdout.decode())
     for _ in range(3):
-        proc = run_hook(
-            post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s1"), env=world["env"], strict=False
-        )
+        proc = run_hook(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s1"), env=world["env"])
         assert proc.returncode == 0, proc.stderr[-2000:]
         out.append(proc.stdout.decode())
     search = subprocess.run(
