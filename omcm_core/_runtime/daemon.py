@@ -11,11 +11,13 @@ and after a call in which a plugin overran its budget (its thread may hold the
 GIL); before exiting it refuses every queued connection and finishes the calls
 in flight, so no call is dropped (the protocol is in ``wire.py``).
 
-Requests are answered one at a time by :func:`omcm_core._runtime.dispatch.handle`
-under the caller's umask, working directory and environment subset
-(``callstate.py``), exactly as in process. A caller that would wait more than
-``OMCM_DAEMON_QUEUE_MS`` (default 250) for its turn, or past its deadline, is
-told to answer in process instead, so one slow plugin never queues the session.
+Requests are answered one at a time, in arrival order (``turns.py``), by
+:func:`omcm_core._runtime.dispatch.handle` under the caller's umask, working
+directory and environment subset (``callstate.py``), exactly as in process. A
+caller that would wait for its turn longer than answering in process takes (the
+time this daemon took to start, at least ``OMCM_DAEMON_QUEUE_MS``,
+default 250), or past its deadline, is told at once to answer in process
+instead, so one slow plugin never queues the session.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from omcm_core._runtime import callstate, dispatch, sessions, wire
+from omcm_core._runtime import callstate, dispatch, sessions, turns, wire
 from omcm_core._runtime.client import socket_path, socket_problem
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
@@ -58,7 +60,7 @@ class Daemon:
         self.books = threading.Lock()  # guards self.sessions: connection threads note, the loop prunes
         self.checked = 0.0
         self.queue_s = queue_ms / 1000
-        self.one_call_at_a_time = threading.Lock()
+        self.turns = turns.Turns()  # one call at a time, in arrival order
         self.last_activity = time.monotonic()
         self.stopping = threading.Event()
         self.code = CodeWatch()
@@ -149,14 +151,18 @@ class Daemon:
             conn.sendall(wire.encode_refusal("stopping"))
             return
         self._note(peer_pid, request)  # even a call we refuse: its session is alive
-        wait = min(self.queue_s, request.accept_by - time.monotonic())
-        if wait <= 0 or not self.one_call_at_a_time.acquire(timeout=wait):
-            conn.sendall(wire.encode_refusal("late" if wait <= 0 else "busy"))
+        if time.monotonic() >= request.accept_by:
+            conn.sendall(wire.encode_refusal("late"))
+            return
+        waited = self.turns.take(self.queue_s, request.accept_by)
+        if waited is None:
+            conn.sendall(wire.encode_refusal("busy"))
             return
         try:
             reply = self._run(conn, request)
         finally:
-            self.one_call_at_a_time.release()
+            self.turns.give_back()
+        _log.debug("daemon_call", waited_ms=round(waited * 1000, 1), typical_ms=round(self.turns.typical_s * 1000, 1))
         if reply is not None:
             conn.sendall(reply)
 
@@ -250,12 +256,17 @@ def run(env: dict | None = None) -> int:
             from omcm_core._runtime import breaker, merge, payload  # noqa: F401
 
             payload.converter()
-            daemon = Daemon(path, sessions.Policy.from_env(env), float(env.get("OMCM_DAEMON_QUEUE_MS", "250")))
+            # Answering in process costs about what this start did (Python, omcm and the
+            # plugins loaded, on this machine under its present load): a caller may wait
+            # that long for its turn and still get its answer sooner than on its own.
+            started_s = sessions.age_s(os.getpid()) or 0.0
+            queue_ms = max(float(env.get("OMCM_DAEMON_QUEUE_MS", "250")), started_s * 1000)
+            daemon = Daemon(path, sessions.Policy.from_env(env), queue_ms)
             daemon.code.start(warm_start_ns)
             server = _bind(path)
             if server is None:
                 return 1
-            _log.info("daemon_started", pid=os.getpid(), socket=path)
+            _log.info("daemon_started", pid=os.getpid(), socket=path, queue_ms=round(queue_ms))
             try:
                 daemon.serve(server)
             finally:

@@ -70,6 +70,17 @@ def owner_of(hook_pid: int, proc: str = "/proc") -> Process | None:
     return None
 
 
+def age_s(pid: int, proc: str = "/proc") -> float | None:
+    """Seconds since ``pid`` started, or None where /proc cannot tell."""
+    me = process(pid, proc)
+    try:
+        with open(f"{proc}/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - me.start / os.sysconf("SC_CLK_TCK") if me else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def alive(owner: Process, proc: str = "/proc") -> bool:
     now = process(owner.pid, proc)
     return now is not None and now.start == owner.start
