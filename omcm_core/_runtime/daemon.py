@@ -25,16 +25,14 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import struct
 import threading
 import time
 from pathlib import Path
 
-from omcm_core._runtime import callstate, dispatch, sessions, turns, wire
-from omcm_core._runtime.client import socket_path, socket_problem
+from omcm_core._runtime import callstate, dispatch, listener, sessions, turns, wire
+from omcm_core._runtime.client import socket_path
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
-from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 
@@ -137,7 +135,7 @@ class Daemon:
             self.in_flight.discard(threading.current_thread())
 
     def _answer(self, conn: socket.socket) -> None:
-        peer_pid = _peer_pid(conn)
+        peer_pid = listener.peer_pid(conn)
         if peer_pid is None:
             _log.error("daemon_foreign_peer")
             return
@@ -193,63 +191,13 @@ class Daemon:
         return wire.encode_done(outcome.exit_code, outcome.stdout, outcome.stderr)
 
 
-def _peer_pid(conn: socket.socket) -> int | None:
-    """The caller's pid (0 when unknown); None if it runs as another user."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return 0  # the 0700 folder and 0600 socket already keep others out
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
-    return pid if uid == os.getuid() else None
-
-
-@contextlib.contextmanager
-def _run_lock(path: str, env: dict):
-    """The lock that makes this the only daemon here: handed down by the client that started us, or taken."""
-    inherited = env.pop("OMCM_DAEMON_LOCK_FD", None)
-    os.environ.pop("OMCM_DAEMON_LOCK_FD", None)
-    if inherited and inherited.isdigit():
-        try:
-            os.fstat(int(inherited))
-            yield
-            return
-        except OSError:
-            pass  # not a descriptor after all (started by hand with the variable set)
-    with file_lock(Path(path + ".lock"), timeout=0):
-        yield
-
-
-def _bind(path: str) -> socket.socket | None:
-    """A listening socket at ``path``; None (logged) if the folder is unsafe or the path is taken."""
-    problem = socket_problem(os.fsencode(path))
-    if problem and not problem.endswith("is not a socket"):
-        _log.error("daemon_socket_unsafe", reason=problem, socket=path)
-        return None
-    try:
-        os.unlink(path)  # left by a daemon that was killed
-    except FileNotFoundError:
-        pass
-    except OSError:  # a folder: repaired if it is an empty one of ours
-        from omcm_core._runtime.starter import repair
-
-        if not repair(path):
-            return None
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
-    try:
-        server.bind(path)
-    finally:
-        os.umask(old_umask)
-    server.listen(64)
-    return server
-
-
 def run(env: dict | None = None) -> int:
     """Serve until idle or outdated. Returns at once if another daemon holds the lock."""
     env = dict(os.environ if env is None else env)
     path = socket_path(env)
     ensure_private_dir(Path(os.path.dirname(path)))
     try:
-        with _run_lock(path, env):
+        with listener.run_lock(path, env):
             warm_start_ns = time.time_ns()
             dispatch.manager_for(env)
             from omcm_core import config, context, redact, store  # noqa: F401
@@ -263,7 +211,7 @@ def run(env: dict | None = None) -> int:
             queue_ms = max(float(env.get("OMCM_DAEMON_QUEUE_MS", "250")), started_s * 1000)
             daemon = Daemon(path, sessions.Policy.from_env(env), queue_ms)
             daemon.code.start(warm_start_ns)
-            server = _bind(path)
+            server = listener.bind(path)
             if server is None:
                 return 1
             _log.info("daemon_started", pid=os.getpid(), socket=path, queue_ms=round(queue_ms))
