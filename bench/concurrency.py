@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/concurrency.py                  # 240 calls, 8 callers, 4 sessions
     .venv/bin/python bench/concurrency.py --calls 400 --diagnose
+    .venv/bin/python bench/concurrency.py --code /tmp/old   # another checkout's omcm_core (the "before")
 
 Claude Code runs one hook process per event and per parallel tool call, so a
 session with parallel tools, or several sessions, call the warm dispatcher at
@@ -77,7 +78,7 @@ def percentile(values: list[float], q: float) -> float:
 def wait_for_daemon(python: str, env: dict) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        probe = subprocess.run([python, "-m", "omcm_core", "daemon", "status"], env=env, capture_output=True)
+        probe = subprocess.run([python, "-m", "omcm_core", "daemon", "status"], env=env, capture_output=True, cwd="/")
         if probe.returncode == 0:
             return
         time.sleep(0.2)
@@ -106,13 +107,14 @@ def _pct(values: list[float], q: float) -> float | None:
 
 def run(args: argparse.Namespace) -> dict:
     python = args.python
+    code_env = {**os.environ, "PYTHONPATH": args.code} if args.code else dict(os.environ)
     find = "from omcm_core._cli.install import fast_hook_argv; print(fast_hook_argv('')[2])"
-    argv = [python, "-S", subprocess.check_output([python, "-I", "-c", find], text=True).strip()]
+    argv = [python, "-S", subprocess.check_output([python, "-c", find], text=True, env=code_env, cwd="/").strip()]
     work = Path(tempfile.mkdtemp(prefix="omcm-concurrency-"))
     home, project = work / "home", work / "project"
     project.mkdir()
     env = {
-        **os.environ,
+        **code_env,
         "OMCM_HOME": str(home),
         "CLAUDE_PROJECT_DIR": str(project),
         "OMCM_DAEMON": "1",
@@ -131,6 +133,10 @@ def run(args: argparse.Namespace) -> dict:
         results = list(pool.map(lambda c: one_call(argv, c[0], c[1], env), calls))
     seconds = time.perf_counter() - started
     memory = daemon_memory_mb(home)
+    # The floor under the same concurrency and load: starting Python and nothing else.
+    bare = [python, "-S", "-c", "pass"]
+    with ThreadPoolExecutor(args.callers) as pool:
+        floor = [r[0] for r in pool.map(lambda c: one_call(bare, "", b"", env), calls)]
     problems = [p for _, p, _ in results if p]
     with sqlite3.connect(home / "omcm.db") as db:
         recorded = Counter(r[0] for r in db.execute("SELECT tool_use_id FROM observer_events"))
@@ -141,6 +147,7 @@ def run(args: argparse.Namespace) -> dict:
     slowest = sorted(((m, n, at - started) for n, (m, _, at) in enumerate(results)), reverse=True)[:5]
     p50, p99 = statistics.median(ms), percentile(ms, 0.99)
     report = {
+        "code": argv[2],
         "calls": len(calls),
         "callers": args.callers,
         "sessions": len(sessions),
@@ -151,6 +158,8 @@ def run(args: argparse.Namespace) -> dict:
         "max_ms": round(max(ms), 1),
         "slowest": [f"call {n} ({calls[n][0]}) at +{at:.1f} s: {m:.0f} ms" for m, n, at in slowest],
         "p99_over_p50": round(p99 / p50, 2),
+        "bare_python_p50_ms": round(statistics.median(floor), 1),
+        "bare_python_p99_ms": round(percentile(floor, 0.99), 1),
         "problems": problems[:5],
         "problem_count": len(problems),
         "post_tool_lost": lost[:5],
@@ -160,7 +169,7 @@ def run(args: argparse.Namespace) -> dict:
     }
     if args.diagnose:
         report["diagnosis"] = diagnose(home)
-    subprocess.run([python, "-m", "omcm_core", "daemon", "stop"], env=env, capture_output=True)
+    subprocess.run([python, "-m", "omcm_core", "daemon", "stop"], env=env, capture_output=True, cwd="/")
     return report
 
 
@@ -170,6 +179,7 @@ def main() -> int:
     parser.add_argument("--callers", type=int, default=8)
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    parser.add_argument("--code", help="a folder holding another omcm_core to measure (put on PYTHONPATH)")
     parser.add_argument("--diagnose", action="store_true", help="debug log: who answered, why, daemon time")
     args = parser.parse_args()
     report = run(args)
