@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import omcm_core
-from omcm_core._runtime import daemon, sessions
+from omcm_core._runtime import control, daemon, sessions
 from omcm_core.testing import pre_tool_payload
 
 pytestmark = pytest.mark.slow
@@ -107,6 +107,10 @@ def test_daemon_stays_while_the_session_lives_and_leaves_after_session_end(env, 
     # Four times the plain idle limit, and longer than idle plus linger: only the session keeps it.
     time.sleep(4)
     assert _running(env)
+    # It knows the session and, through `sh -c`, the stand-in as its client.
+    info = control.details({**os.environ, **env})
+    assert info is not None
+    assert [(s["session_id"], s["client_pid"]) for s in info["sessions"]] == [(SESSION, claude.proc.pid)]
     assert claude.hook("SessionEnd", reason="logout") == {"code": 0, "out": ""}
     assert _wait(env, running=False)
     assert claude.proc.poll() is None  # the session ended; its client did not have to exit

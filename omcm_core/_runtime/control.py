@@ -11,6 +11,9 @@ from omcm_core._runtime import wire
 from omcm_core._runtime.client import socket_path
 from omcm_core.files import file_lock
 
+#: Asks the daemon what keeps it alive; it answers ``accepted`` then ``done 0`` with a JSON object.
+DETAILS = b"details"
+
 
 def status(env: dict | None = None) -> str | None:
     """The socket path if a daemon answers there, else None."""
@@ -23,6 +26,21 @@ def status(env: dict | None = None) -> str | None:
         return None
     finally:
         sock.close()
+
+
+def details(env: dict | None = None, timeout: float = 5.0) -> dict | None:
+    """What the running daemon reports about itself (pid, sessions, memory...), or None if none answers."""
+    import json
+
+    from omcm_core._runtime.client import call_daemon
+
+    path = socket_path(dict(os.environ if env is None else env))
+    request = wire.encode_request(DETAILS, b"", {}, b"", accept_by=time.monotonic() + timeout)
+    try:
+        _code, out, _err = call_daemon(os.fsencode(path), request, timeout, timeout)
+        return json.loads(out)
+    except (OSError, ValueError, wire.NotRun, wire.Lost):
+        return None  # none running, or one from before this request existed
 
 
 def stop(env: dict | None = None, timeout: float = 5.0) -> bool:

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from omcm_core._runtime import callstate, dispatch, listener, sessions, turns, wire
+from omcm_core._runtime import callstate, control, dispatch, listener, sessions, turns, wire
 from omcm_core._runtime.client import socket_path
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
@@ -96,6 +96,33 @@ class Daemon:
                 _log.info("daemon_session_gone", session_id=sid, why=why)
             return self.sessions.should_exit(now, self.last_activity)
 
+    def _details(self) -> bytes:
+        import json
+
+        now = time.monotonic()
+        with self.books:
+            live = [
+                {"session_id": sid, "idle_s": round(now - s.last_seen), "client_pid": s.owner.pid if s.owner else None}
+                for sid, s in self.sessions.live.items()
+            ]
+        policy = self.sessions.policy
+        return json.dumps(
+            {
+                "pid": os.getpid(),
+                "served": self.served,
+                "idle_s": round(now - self.last_activity),
+                "sessions": live,
+                "policy": {
+                    "idle_s": policy.idle_s,
+                    "session_idle_s": policy.session_idle_s,
+                    "linger_s": policy.linger_s,
+                },
+                "queue_ms": round(self.queue_s * 1000),
+                "typical_call_ms": round(self.turns.typical_s * 1000, 1),
+                "rss_mb": sessions.rss_mb(),
+            }
+        ).encode()
+
     def _note(self, peer_pid: int, request: wire.Request) -> None:
         """Remember the call's session and the Claude Code process behind it."""
         sid = sessions.field(request.raw, b"session_id")
@@ -147,6 +174,9 @@ class Daemon:
         if request.verb == wire.STOP:
             self.stopping.set()
             conn.sendall(wire.encode_refusal("stopping"))
+            return
+        if request.verb == control.DETAILS:  # not activity: asking must not keep us alive
+            conn.sendall(wire.ACCEPTED + wire.encode_done(0, self._details(), b""))
             return
         self._note(peer_pid, request)  # even a call we refuse: its session is alive
         if time.monotonic() >= request.accept_by:

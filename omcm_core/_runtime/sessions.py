@@ -81,6 +81,16 @@ def age_s(pid: int, proc: str = "/proc") -> float | None:
         return None
 
 
+def rss_mb() -> float | None:
+    """This process's resident memory (Linux), for ``omcm daemon status``."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            line = next(x for x in f if x.startswith(b"VmRSS:"))
+        return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
 def alive(owner: Process, proc: str = "/proc") -> bool:
     now = process(owner.pid, proc)
     return now is not None and now.start == owner.start
