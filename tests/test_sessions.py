@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from omcm_core._runtime.sessions import Policy, Sessions, field, owner_of, process
+from omcm_core._runtime.sessions import MAX_SESSIONS, Policy, Sessions, field, owner_of, process
 
 POLICY = Policy(idle_s=300, session_idle_s=3600, linger_s=30)
 
@@ -85,3 +85,11 @@ def test_session_id_and_event_come_from_the_payload_not_from_tool_data():
     assert field(raw, b"hook_event_name") == "PreToolUse"
     assert field(b'{"tool_input": {"command": "echo \\"session_id\\": \\"x\\""}}', b"session_id") is None
     assert field(b"not json", b"session_id") is None
+
+
+def test_the_table_of_sessions_is_bounded():
+    books = Sessions(POLICY)
+    for n in range(MAX_SESSIONS + 10):
+        books.seen(f"s{n}", "PreToolUse", None, now=n)
+    assert len(books.live) == MAX_SESSIONS
+    assert "s0" not in books.live and f"s{MAX_SESSIONS + 9}" in books.live

@@ -29,6 +29,7 @@ PASS_THROUGH = frozenset(
     ["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "env", "timeout", "nice", "ionice", "nohup"]
     + ["omcm", "omcm-hook", "fast_hook.py"]
 )
+MAX_SESSIONS = 256  # live sessions remembered at once; the least recently seen goes first
 _MAX_DEPTH = 8  # a hook is never more than a few wrappers below its client
 
 
@@ -155,6 +156,8 @@ class Sessions:
             return
         known = self.live.get(sid)
         if known is None:
+            if len(self.live) >= MAX_SESSIONS:  # a flood of made-up ids must not grow us
+                del self.live[min(self.live, key=lambda k: self.live[k].last_seen)]
             self.live[sid] = Session(now, owner)
             return
         known.last_seen = now
