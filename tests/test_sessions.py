@@ -93,3 +93,10 @@ def test_the_table_of_sessions_is_bounded():
         books.seen(f"s{n}", "PreToolUse", None, now=n)
     assert len(books.live) == MAX_SESSIONS
     assert "s0" not in books.live and f"s{MAX_SESSIONS + 9}" in books.live
+
+
+def test_no_linger_means_leaving_as_soon_as_the_last_session_is_forgotten():
+    books = Sessions(Policy(idle_s=300, session_idle_s=1, linger_s=0))
+    books.seen("a", "PreToolUse", None, now=0)
+    assert books.prune(now=1.2) == [("a", "idle")]
+    assert books.should_exit(now=1.2, last_activity=0)

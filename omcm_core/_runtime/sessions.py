@@ -182,7 +182,7 @@ class Sessions:
         if self.live:
             return False  # prune() bounds each one
         if self.ever:
-            return now - max(last_activity, self.last_gone) > self.policy.linger_s
+            return now - max(last_activity, self.last_gone) >= self.policy.linger_s  # 0: at once
         return now - last_activity > self.policy.idle_s
 
 
