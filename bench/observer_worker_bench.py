@@ -53,7 +53,10 @@ def populate(home: Path, jobs: int, fixtures: Path) -> int:
 
     store = Store(home)
     storage.ready(store)
-    source = payloads(fixtures)
+    from omcm_post_tool_observer import ObserverConfig
+
+    # As the hook does: the excluded tools (Claude's to-do list) are never recorded.
+    source = [p for p in payloads(fixtures) if p.get("tool_name") not in ObserverConfig().exclude_tools]
     for i in range(jobs):
         payload = dict(source[i % len(source)])
         payload["tool_use_id"] = f"{payload.get('tool_use_id')}-{i}"
@@ -96,6 +99,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         pending = populate(home, args.jobs, args.fixtures)
+        load = os.getloadavg()
         result = run_worker(home)
         left = Store(home).query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
     done = pending - left
@@ -107,6 +111,7 @@ def main() -> None:
         f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}"
     )
     print(f"worker said: {result['stdout']}")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before/after {load} / {os.getloadavg()}")
 
 
 if __name__ == "__main__":
