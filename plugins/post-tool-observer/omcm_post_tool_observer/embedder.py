@@ -18,9 +18,9 @@ from functools import lru_cache
 MODEL_NAME = "all-MiniLM-L6-v2"
 # Tokens embedded per observation. An observation's text starts with what people
 # search for (tool, file or command, success, the error), then the output. On 30
-# labelled searches over real tool calls, 64 tokens found as many targets in the
-# top 5 as 128 (27) and ranked them higher (MRR 0.87 against 0.77; 32 tokens:
-# 24); it costs about half the CPU (bench/observer_worker_bench.py --recall).
+# labelled searches over real tool calls, 64 tokens put the target in the top 5
+# for 29 (128 tokens: 27, 32 tokens: 24) and first for 25 (128: 20), at half the
+# CPU of 128 (bench/observer_worker_bench.py --recall).
 MAX_TOKENS = 64
 
 
