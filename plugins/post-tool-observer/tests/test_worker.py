@@ -12,7 +12,7 @@ from omcm_post_tool_observer import embedder, storage, worker
 
 from omcm_core.files import file_lock
 from omcm_core.store import Store
-from omcm_core.testing import post_tool_payload
+from omcm_core.testing import post_tool_payload, run_hook
 
 needs_model = pytest.mark.skipif(not embedder.available(), reason="needs the [embeddings] extra")
 ON = {
@@ -109,6 +109,46 @@ def test_a_second_worker_leaves_at_once_and_the_hook_starts_none(omcm_dispatch, 
     assert proc.returncode == 0, err
     assert "embedded 0 observations" in out
     assert queued(omcm_home) == 2
+
+
+@needs_model
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the worker process through /proc")
+def test_a_real_hook_call_starts_the_worker_which_embeds_and_leaves_with_its_store(tmp_path):
+    home = tmp_path / "home"
+    env = {**ON, "OMCM_HOME": str(home), "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "0"}
+    payload = post_tool_payload("Bash", {"command": "make deploy"}, {"stdout": "deployed to staging", "stderr": ""})
+    proc = run_hook(payload, env=env)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    lock_dir = home / "plugins" / "post-tool-observer"
+    deadline = time.monotonic() + 300  # a hang guard, not a timing assertion
+    while not Store(home).query("SELECT count(*) FROM observer_vectors")[0][0]:
+        assert time.monotonic() < deadline, "the detached worker embedded nothing"
+        time.sleep(0.2)
+    assert queued(home) == 0
+    assert worker.running(lock_dir) and _worker_alive(home)  # idling for its next job
+    shutil.rmtree(home)
+    deadline = time.monotonic() + 120
+    while _worker_alive(home):
+        assert time.monotonic() < deadline, "the worker outlived its store"
+        time.sleep(0.2)
+    assert not home.exists()  # and recreated nothing
+
+
+def _worker_alive(home) -> bool:
+    """Whether an observer-worker process for this OMCM_HOME still runs (Linux: its environment in /proc)."""
+    needle = f"OMCM_HOME={home}".encode()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if b"observer-worker" not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def test_without_the_extra_nothing_is_queued_and_old_jobs_are_dropped(omcm_dispatch, omcm_home, monkeypatch):
