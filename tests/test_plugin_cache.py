@@ -45,6 +45,20 @@ def _without_selection(environ) -> dict:
     return {k: v for k, v in environ.items() if k not in ("OMCM_LOAD_PLUGINS", "OMCM_DISABLE_PLUGINS")}
 
 
+def _daemons_of(home: Path) -> list:
+    """Pids of the dispatchers serving ``home`` (Linux /proc)."""
+    marker = f"OMCM_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ours = entry.name.isdigit() and b"daemon\0run" in (entry / "cmdline").read_bytes()
+            if ours and marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 def _cache_files(home: Path) -> list:
     return sorted((home / "cache").glob("plugins-*.json"))
 
@@ -138,3 +152,46 @@ def test_cache_follows_pip_install_and_uninstall(bash_guard_site, bare_venv, tmp
     assert (removed.returncode, removed.stdout) == (0, b"")
     log = (tmp_path / "home" / "logs" / "omcm.jsonl").read_text()
     assert "plugin_import_failed" not in log  # the removed plugin was not even tried
+
+
+def test_cold_call_answers_first_then_starts_the_dispatcher_without_subprocess(bash_guard_site, tmp_path):
+    """No dispatcher runs: the call is answered in process, and only then is one started (posix_spawn)."""
+    import time
+
+    from omcm_core._runtime import daemon
+
+    env = {
+        "OMCM_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_LOAD_PLUGINS": "bash-guard",
+        "OMCM_DAEMON": "1",
+        "OMCM_LOG_LEVEL": "warning",  # bash-guard logs its denials at info: structlog would import subprocess
+    }
+    code = (
+        "import sys; del sys.path[0]; sys.path.insert(0, sys.argv[1]); import client; del sys.path[0];"
+        "code, out, err = client.answer([], sys.stdin.buffer.read()); pending = len(client._later);"
+        "client.run_later();"
+        "sys.stderr.write(repr({'out': out, 'pending': pending, 'modules': sorted(sys.modules)}))"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", code, str(CLIENT_DIR)],
+            input=json.dumps(CURL).encode(),
+            capture_output=True,
+            env={**os.environ, **env},
+            check=True,
+            cwd=tmp_path,
+        )
+        result = ast.literal_eval(proc.stderr.decode().strip().splitlines()[-1])
+        assert b"deny" in result["out"]
+        assert result["pending"] == 1  # answered with the start still to come
+        assert "subprocess" not in result["modules"]
+        deadline = time.monotonic() + 30
+        while not daemon.status({**os.environ, **env}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert daemon.status({**os.environ, **env}), "the cold call started no dispatcher"
+        (pid,) = _daemons_of(tmp_path / "home")
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"  # holds no project folder
+        assert os.readlink(f"/proc/{pid}/fd/0") == os.devnull and os.getsid(pid) == pid
+    finally:
+        daemon.stop({**os.environ, **env})
