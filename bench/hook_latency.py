@@ -39,8 +39,10 @@ WORK = ROOT / "bench" / ".work"
 SESSION = "b3nch000-0000-4000-8000-000000000001"
 
 
-def build_venv(path: Path) -> Path:
+def build_venv(path: Path, reinstall: bool = True) -> Path:
     python = path / "bin" / "python"
+    if python.exists() and not reinstall:
+        return python
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     plugins = sorted(str(p) for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
     if python.exists():
@@ -160,15 +162,20 @@ def daemon_memory_mb(home: Path) -> dict:
 
 
 def daemon_command(python: Path, env: dict, action: str) -> str:
-    done = subprocess.run([str(python), "-m", "omcm_core", "daemon", action], env=env, capture_output=True, text=True)
-    return done.stdout
+    # From /: in this checkout `-m omcm_core` would import the checkout's code, which names another socket.
+    argv = [str(python), "-m", "omcm_core", "daemon", action]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, cwd="/").stdout
 
 
-def wait_for_daemon(python: Path, env: dict) -> None:
-    """Until the dispatcher a cold call started answers, and a little longer (it finishes loading)."""
+def wait_for_daemon(python: Path, env: dict, prime: tuple) -> None:
+    """Until the dispatcher a cold call started answers; then one untimed call loads its plugins.
+
+    Without it the warm row after a cold one would time the new dispatcher's first call.
+    """
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and "running" not in daemon_command(python, env, "status"):
         time.sleep(0.2)
+    timed(*prime)
     time.sleep(0.3)
 
 
@@ -216,13 +223,14 @@ def measure(python: Path, home: Path, project: Path, rounds: int, before: Path |
                 daemon_command(stop_first[name], warm_env, "stop")
             times[name].append(timed(*command))
             if name in stop_first:
-                wait_for_daemon(stop_first[name], warm_env)
+                interpreter = stop_first[name]
+                wait_for_daemon(interpreter, warm_env, (command[0], command[1], warm_env))
                 if stop_first[name] != python:  # the other installation's dispatcher has its own socket
                     daemon_command(stop_first[name], warm_env, "stop")
     first = {name: command for name, *command in reversed(plan) if name not in stop_first}
     peaks = {name: max(peak_rss_mb(*command) or 0 for _ in range(3)) for name, command in first.items()}
     daemon_mb = daemon_memory_mb(home)
-    subprocess.run([str(python), "-m", "omcm_core", "daemon", "stop"], env=warm_env, capture_output=True)
+    daemon_command(python, warm_env, "stop")
     baseline = "/usr/bin/python3 -c pass" if "/usr/bin/python3 -c pass" in times else "python3 -c pass"
     bare_median = statistics.median(times[baseline])
     summary = {}
@@ -254,8 +262,10 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=WORK / "venv")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--empty-only", action="store_true")
+    parser.add_argument("--populated-only", action="store_true")
     parser.add_argument("--skip-populate", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--no-reinstall", action="store_true", help="measure the venv's code as it is")
     parser.add_argument("--before-venv", type=Path, help="also time cold calls of the omcm installed in this venv")
     parser.add_argument(
         "--populated-home",
@@ -263,11 +273,11 @@ def main() -> int:
         help="an OMCM_HOME already filled by bench/populate_store.py (saves building one)",
     )
     args = parser.parse_args()
-    python = build_venv(args.venv)
+    python = build_venv(args.venv, not args.no_reinstall)
     figures = {}
     with tempfile.TemporaryDirectory(prefix="omcm-bench-") as tmp:
         for label in ("empty store", "populated store"):
-            if label == "populated store" and args.empty_only:
+            if (label == "populated store" and args.empty_only) or (label == "empty store" and args.populated_only):
                 continue
             home, project = (
                 Path(tmp) / label.replace(" ", "-") / "home",
