@@ -9,7 +9,9 @@ the bare interpreter (`python3 -c pass`: the venv's base binary, not a pyenv
 shim, and the distribution's /usr/bin/python3, the ratios' base),
 then `omcm hook` for PreToolUse, PostToolUse and SessionStart, through the
 registered fast command (`python -S .../fast_hook.py EVENT`) with the warm
-dispatcher, and through the in-process path (`OMCM_DAEMON=0`, the "before");
+dispatcher, through the in-process path (`OMCM_DAEMON=0`), and cold: no
+dispatcher running (stopped before the call, untimed), so the call is answered
+in process and starts one for the next call (the bench then waits for it, untimed);
 PreToolUse also through the `omcm hook` console script and the Claude Code
 plugin's launcher (`bin/omcm-hook`, a shell script that runs it).
 Peak memory is each hook process's own max RSS (GNU time, three runs), and the warm
@@ -37,8 +39,10 @@ WORK = ROOT / "bench" / ".work"
 SESSION = "b3nch000-0000-4000-8000-000000000001"
 
 
-def build_venv(path: Path) -> Path:
+def build_venv(path: Path, reinstall: bool = True) -> Path:
     python = path / "bin" / "python"
+    if python.exists() and not reinstall:
+        return python
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     plugins = sorted(str(p) for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
     if python.exists():
@@ -121,12 +125,17 @@ def peak_rss_mb(argv: list[str], stdin: bytes, env: dict) -> float | None:
         return round(int(out.read().split()[-1]) / 1024, 1)
 
 
-def populate(python: Path, home: Path, project: Path) -> None:
-    """Fill the store through each plugin's own bench builder, and write a 90 KB memory.md."""
+def populate_memory(project: Path) -> None:
+    """A 90 KB memory.md, as a long-running project has."""
     memory = project / ".claude" / "memory"
     memory.mkdir(parents=True, exist_ok=True)
     line = "- 2026-11-20: decided to keep the request handler small; tests cover the error paths.\n"
     (memory / "memory.md").write_text(line * (90_000 // len(line)))
+
+
+def populate(python: Path, home: Path, project: Path) -> None:
+    """Fill the store through each plugin's own bench builder, and write a 90 KB memory.md."""
+    populate_memory(project)
     script = ROOT / "bench" / "populate_store.py"
     subprocess.run([str(python), str(script), str(home)], check=True)
 
@@ -152,10 +161,32 @@ def daemon_memory_mb(home: Path) -> dict:
     return {}
 
 
-def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
-    bare = real_python()
+def daemon_command(python: Path, env: dict, action: str) -> str:
+    # From /: in this checkout `-m omcm_core` would import the checkout's code, which names another socket.
+    argv = [str(python), "-m", "omcm_core", "daemon", action]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, cwd="/").stdout
+
+
+def wait_for_daemon(python: Path, env: dict, prime: tuple) -> None:
+    """Until the dispatcher a cold call started answers; then one untimed call loads its plugins.
+
+    Without it the warm row after a cold one would time the new dispatcher's first call.
+    """
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "running" not in daemon_command(python, env, "status"):
+        time.sleep(0.2)
+    timed(*prime)
+    time.sleep(0.3)
+
+
+def fast_hook(python: Path) -> str:
     find = "from omcm_core._cli.install import fast_hook_argv; print(fast_hook_argv('')[2])"
-    client = subprocess.check_output([str(python), "-I", "-c", find], text=True).strip()
+    return subprocess.check_output([str(python), "-I", "-c", find], text=True).strip()
+
+
+def measure(python: Path, home: Path, project: Path, rounds: int, before: Path | None = None) -> dict:
+    bare = real_python()
+    client = fast_hook(python)
     data = payloads(project)
     base_env = {**os.environ, "OMCM_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}
     base_env.pop("OMCM_LOAD_PLUGINS", None)
@@ -167,6 +198,7 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
     time.sleep(3)
     # One round, in the order it runs: each event's hooks between fresh bare interpreters.
     plan: list[tuple[str, list[str], bytes, dict]] = []
+    stop_first: dict[str, Path] = {}  # cold rows -> their interpreter: its dispatcher is stopped before, awaited after
     for event, raw in data.items():
         plan.append(("python3 -c pass", [bare, "-c", "pass"], b"", base_env))
         plan.append(("python3 -S -c pass", [bare, "-S", "-c", "pass"], b"", base_env))
@@ -177,14 +209,28 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
         if event == "PreToolUse":  # the other two ways in: `omcm hook`, and the Claude Code plugin's launcher
             plan.append(("PreToolUse omcm hook", [str(python.with_name("omcm")), "hook", event], raw, warm_env))
             plan.append(("PreToolUse plugin launcher", [str(ROOT / "bin" / "omcm-hook"), event], raw, launcher_env))
+        plan.append((f"{event} cold", [str(python), "-S", client, event], raw, warm_env))
+        stop_first[f"{event} cold"] = python
+        if before is not None:  # another installation (an older checkout), same store, same rounds
+            old = fast_hook(before)
+            plan.append((f"{event} in-process, before", [str(before), "-S", old, event], raw, cold_env))
+            plan.append((f"{event} cold, before", [str(before), "-S", old, event], raw, warm_env))
+            stop_first[f"{event} cold, before"] = before
     times: dict[str, list[float]] = {name: [] for name, *_ in plan}
     for _ in range(rounds):
         for name, *command in plan:
+            if name in stop_first:
+                daemon_command(stop_first[name], warm_env, "stop")
             times[name].append(timed(*command))
-    first = {name: command for name, *command in reversed(plan)}
+            if name in stop_first:
+                interpreter = stop_first[name]
+                wait_for_daemon(interpreter, warm_env, (command[0], command[1], warm_env))
+                if stop_first[name] != python:  # the other installation's dispatcher has its own socket
+                    daemon_command(stop_first[name], warm_env, "stop")
+    first = {name: command for name, *command in reversed(plan) if name not in stop_first}
     peaks = {name: max(peak_rss_mb(*command) or 0 for _ in range(3)) for name, command in first.items()}
     daemon_mb = daemon_memory_mb(home)
-    subprocess.run([str(python), "-m", "omcm_core", "daemon", "stop"], env=warm_env, capture_output=True)
+    daemon_command(python, warm_env, "stop")
     baseline = "/usr/bin/python3 -c pass" if "/usr/bin/python3 -c pass" in times else "python3 -c pass"
     bare_median = statistics.median(times[baseline])
     summary = {}
@@ -194,7 +240,7 @@ def measure(python: Path, home: Path, project: Path, rounds: int) -> dict:
             "median_ms": round(statistics.median(samples), 2),
             "p95_ms": round(samples[int(len(samples) * 0.95) - 1], 2),
             "ratio": round(statistics.median(samples) / bare_median, 2),
-            "peak_rss_mb": peaks[name] or "-",
+            "peak_rss_mb": peaks.get(name) or "-",
         }
     if daemon_mb:
         summary["warm dispatcher (daemon)"] = {"peak_rss_mb": daemon_mb["VmHWM"], "rss_mb": daemon_mb["VmRSS"]}
@@ -216,25 +262,36 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=WORK / "venv")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--empty-only", action="store_true")
+    parser.add_argument("--populated-only", action="store_true")
     parser.add_argument("--skip-populate", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--no-reinstall", action="store_true", help="measure the venv's code as it is")
+    parser.add_argument("--before-venv", type=Path, help="also time cold calls of the omcm installed in this venv")
+    parser.add_argument(
+        "--populated-home",
+        type=Path,
+        help="an OMCM_HOME already filled by bench/populate_store.py (saves building one)",
+    )
     args = parser.parse_args()
-    python = build_venv(args.venv)
+    python = build_venv(args.venv, not args.no_reinstall)
     figures = {}
     with tempfile.TemporaryDirectory(prefix="omcm-bench-") as tmp:
         for label in ("empty store", "populated store"):
-            if label == "populated store" and args.empty_only:
+            if (label == "populated store" and args.empty_only) or (label == "empty store" and args.populated_only):
                 continue
             home, project = (
                 Path(tmp) / label.replace(" ", "-") / "home",
                 Path(tmp) / label.replace(" ", "-") / "project",
             )
             (project / "src").mkdir(parents=True)
-            if label == "populated store" and not args.skip_populate:
+            if label == "populated store" and args.populated_home:
+                home = args.populated_home
+                populate_memory(project)
+            elif label == "populated store" and not args.skip_populate:
                 started = time.monotonic()
                 populate(python, home, project)
                 print(f"populated in {time.monotonic() - started:.0f} s")
-            figures[label] = measure(python, home, project, args.rounds)
+            figures[label] = measure(python, home, project, args.rounds, args.before_venv)
             print_table(f"{label} ({args.rounds} interleaved rounds)", figures[label])
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

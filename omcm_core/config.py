@@ -239,7 +239,7 @@ def _structure(name: str, values: Mapping[str, Any], schema: type) -> tuple[dict
             continue
         try:
             if spec.type is not None and spec.type is not Any:
-                value = _coerce(value, spec.type, converter())
+                value = _coerce(value, spec.type, converter)
             candidate = {**good, attr_name: value}
             schema(**candidate)  # runs the class's validators on this key
             good[attr_name] = value
@@ -271,7 +271,7 @@ def _coerce(value: Any, type_: Any, conv: Any) -> Any:
         if not isinstance(value, type_):
             raise TypeError(f"expected {type_.__name__}, got {type(value).__name__}")
         return value
-    return conv.structure(value, type_)
+    return conv().structure(value, type_)  # the converter is built (cattrs imported) only here
 
 
 def resolve_language(setting: str, env: Mapping[str, str] | None = None) -> str:

@@ -171,3 +171,54 @@ def test_stop_failure_record():
         "partial",
     )
     assert EVENTS["StopFailure"].hook == "stop_failure" and event.extra == {}
+
+
+def _both_ways(payload):
+    """(plain, cattrs) records for ``payload``; plain is None when it defers to cattrs."""
+    import attrs
+
+    from omcm_core._runtime import payload as module
+    from omcm_core.events import spec_for
+
+    cls = spec_for(payload["hook_event_name"]).record
+    known = {a.name for a in attrs.fields(cls)} - {"extra", "succeeded"}
+    data = {k: v for k, v in payload.items() if k in known and v is not None}
+    data["extra"] = {}
+    try:
+        strict = module.converter().structure(data, cls)
+    except Exception:
+        strict = None
+    return module._plain_structure(data, cls), strict
+
+
+def test_records_built_without_cattrs_equal_cattrs_ones(shared_fixtures):
+    """The cold path builds a fitting payload's record itself: it must be exactly what cattrs builds."""
+    payloads = [json.loads(p.read_text()) for p in sorted((shared_fixtures / "hook-payloads").glob("*.json"))]
+    payloads = [p for p in payloads if isinstance(p, dict) and p.get("hook_event_name")]
+    built = 0
+    for payload in payloads:
+        if parse_event(payload) is None:
+            continue  # an event omcm does not handle
+        plain, strict = _both_ways(payload)
+        assert plain == strict and type(plain) is type(strict), payload["hook_event_name"]
+        built += plain is not None
+    assert built >= len(payloads) // 2
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "duration_ms": 7},  # int -> float
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "duration_ms": True},
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "is_interrupt": 0},
+        {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": "x"},
+        {"hook_event_name": "PreToolUse", "tool_name": 3},
+        {"hook_event_name": "PreToolUse"},
+        {"hook_event_name": "Stop", "effort": {"level": "high"}, "stop_hook_active": False},
+        {"hook_event_name": "StopFailure", "error_details": [1, {"a": None}]},
+    ],
+)
+def test_plain_records_agree_with_cattrs_at_the_edges(payload):
+    plain, strict = _both_ways(payload)
+    assert plain == strict  # equal records, or both refuse (cattrs then words the error)
+    assert repr(plain) == repr(strict)  # 7 became 7.0 both ways

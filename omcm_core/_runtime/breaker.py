@@ -16,7 +16,6 @@ from pathlib import Path
 
 from attrs import frozen
 
-from omcm_core.redact import mask_head
 from omcm_core.store import DB_NAME, Store
 
 MIGRATIONS = [
@@ -99,7 +98,7 @@ class Breaker:
                 "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(plugin) DO UPDATE SET failures = excluded.failures, "
                 "opened_at = excluded.opened_at, last_error = excluded.last_error, version = excluded.version, "
                 "code = excluded.code, updated_at = excluded.updated_at",
-                (plugin, failures, opened_at, mask_head(error, 2000), version, code, now),  # errors quote tool input
+                (plugin, failures, opened_at, _masked(error), version, code, now),  # errors quote tool input
             )
         self._load()[plugin] = BreakerState(failures, opened_at, code)
         return failures
@@ -154,3 +153,10 @@ def open_breakers(home: Path, project: Path | None, env: Mapping[str, str]) -> s
         return {row["plugin"] for row in _breaker(home, project, env, store).rows() if row["open"]}
     finally:
         store.close()
+
+
+def _masked(error: str) -> str:
+    # Imported here: compiling the masking patterns costs a call that records no failure.
+    from omcm_core.redact import mask_head
+
+    return mask_head(error, 2000)

@@ -15,8 +15,11 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
    never the whole environment), the umask and the working directory.
 2. Otherwise, or when the dispatcher did not accept the call (busy, stopping,
    stopped, past the deadline, reset), it answers in process with the same code
-   (``omcm_core._runtime.dispatch.handle``), so both paths give identical answers,
-   and starts a dispatcher for the next call if none runs (``starter.py``).
+   (``omcm_core._runtime.dispatch.handle``, importing only the plugins that
+   implement the event), so both paths give identical answers, and once the
+   answer is written starts a dispatcher for the next call if none runs
+   (``starter.py``): the new dispatcher's start-up does not compete with this
+   call for the CPU.
 
 A call the dispatcher accepted is never run twice: if its answer never comes,
 the client logs ``daemon_answer_lost`` and answers nothing (fail open).
@@ -42,6 +45,8 @@ ACCEPT_S = 0.75
 #: After the verdict, how long to wait for the answer: below each event's timeout
 #: registered with Claude Code (SessionEnd hooks share 1.5 s).
 ANSWER_S = {b"SessionEnd": 1.2, b"PreToolUse": 8.0, b"UserPromptSubmit": 8.0}
+#: What to do after the answer is written (start a dispatcher), run by :func:`main`.
+_later: list = []
 
 
 def _fnv1a(data: bytes) -> int:
@@ -199,8 +204,8 @@ def _deadline(request: bytes, accept_s: float) -> float:
 
 
 def _enable_site() -> None:
-    # Started with -S for speed: turn site-packages on before importing omcm_core.
-    if sys.flags.no_site:
+    # Started with -S for speed: turn site-packages on (once) before importing omcm_core.
+    if sys.flags.no_site and "site" not in sys.modules:
         import site
 
         site.main()
@@ -262,16 +267,27 @@ def answer(args, raw: bytes, environ=None):
     _enable_site()
     from omcm_core._runtime import dispatch
 
-    outcome = dispatch.handle(raw, argv_event or None, env)
+    outcome = dispatch.handle(raw, argv_event or None, env, one_call=True)
     return outcome.exit_code, outcome.stdout, outcome.stderr
 
 
 def _fallback(environ, env, why, start, lost=None) -> None:
-    """The slow path (the call is answered in process): log why, start a dispatcher if none runs."""
+    """The slow path (the call is answered in process): log why; start a dispatcher later if none runs."""
     _enable_site()
     from omcm_core._runtime import starter
 
-    starter.after_fallback(_str_env(environ), _str_env(env), why, start, lost)
+    then = starter.after_fallback(_str_env(environ), _str_env(env), why, start, lost)
+    if then is not None:
+        _later.append(then)
+
+
+def run_later() -> None:
+    """Run what :func:`answer` left for after the answer (never raises)."""
+    while _later:
+        try:
+            _later.pop(0)()
+        except BaseException:  # pragma: no cover - after_fallback's closure logs its own errors
+            pass
 
 
 def main(args) -> int:
@@ -292,6 +308,7 @@ def main(args) -> int:
             _os.write(2, err)
         if out:
             _os.write(real_stdout, out + b"\n")
+        run_later()
     except BaseException:  # pragma: no cover - dispatch.handle already catches
         code = 0
     # Skip interpreter teardown: a plugin thread that overran must not hold us.

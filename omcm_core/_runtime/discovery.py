@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pluggy
@@ -48,9 +49,47 @@ def _entry_points() -> Iterable[Any]:
     return entry_points(group=GROUP)
 
 
-class PluginRegistry:
-    """A pluggy PluginManager plus what omcm knows about each plugin."""
+@define
+class _Found:
+    """An entry point found through importlib.metadata, in the shape of a cache entry."""
 
+    ep: Any
+    name: str
+    distribution: str
+    version: str
+    value: str
+    dist_files: tuple = ()
+    hooks: tuple | None = None
+
+    def load(self) -> Any:
+        return self.ep.load()
+
+    def evolve(self, hooks: tuple | None, checks: tuple) -> Any:
+        from omcm_core._runtime.plugin_cache import Entry
+
+        return Entry(self.name, self.distribution, self.version, self.value, hooks, checks)
+
+
+def _entries_from_metadata() -> list:
+    found = []
+    for ep in sorted(_entry_points(), key=lambda e: e.name):
+        dist = getattr(ep, "dist", None)
+        folder = getattr(dist, "_path", None)  # PathDistribution's metadata folder
+        dist_files = (os.path.join(str(folder), "entry_points.txt"),) if folder is not None else ()
+        found.append(
+            _Found(
+                ep=ep,
+                name=ep.name,
+                distribution=dist.metadata["Name"] if dist is not None else "",
+                version=dist.version if dist is not None else "",
+                value=ep.value,
+                dist_files=dist_files,
+            )
+        )
+    return found
+
+
+class PluginRegistry:
     """A pluggy PluginManager plus what omcm knows about each plugin."""
 
     def __init__(self) -> None:
@@ -76,33 +115,75 @@ class PluginRegistry:
             )
         return manager
 
-    def load_entrypoints(self, allow: set[str] | None, block: set[str]) -> None:
-        for ep in sorted(_entry_points(), key=lambda e: e.name):
-            dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else ""
+    @classmethod
+    def for_hook(cls: type[_Registry], env: Mapping[str, str], hook: str, home: Path) -> _Registry:
+        """A registry for one call of ``hook``: only the plugins that implement it are imported.
+
+        Which plugin implements what comes from :mod:`omcm_core._runtime.plugin_cache`;
+        when that is missing or stale every plugin is loaded, as
+        :meth:`from_environment` does, and the cache is rewritten.
+        """
+        from omcm_core._runtime import plugin_cache
+
+        manager = cls()
+        allow, block = _split(env.get("OMCM_LOAD_PLUGINS")), _split(env.get("OMCM_DISABLE_PLUGINS")) or set()
+        entries = plugin_cache.read(home)
+        if entries is not None:
+            manager.load_entrypoints(allow, block, entries, hook)
+            return manager
+        key = plugin_cache.installation_key()  # before discovery: an install meanwhile makes the file stale
+        found = _entries_from_metadata()
+        manager.load_entrypoints(allow, block, found)
+        plugin_cache.write(home, key, manager._cacheable(found))
+        return manager
+
+    def load_entrypoints(
+        self, allow: set[str] | None, block: set[str], entries: Iterable[Any] | None = None, hook: str | None = None
+    ) -> None:
+        """Load each entry point (default: the installed ones) that is selected.
+
+        With ``hook``, an entry known not to implement it is listed but not imported.
+        """
+        for entry in _entries_from_metadata() if entries is None else entries:
             info = PluginInfo(
-                name=ep.name, distribution=dist_name, version=dist.version if dist is not None else "", module=ep.value
+                name=entry.name, distribution=entry.distribution, version=entry.version, module=entry.value
             )
-            if ep.name in self.infos:
-                _log.error("plugin_duplicate_name", plugin=ep.name, distribution=dist_name)
+            if entry.name in self.infos:
+                _log.error("plugin_duplicate_name", plugin=entry.name, distribution=entry.distribution)
                 continue
-            self.infos[ep.name] = info
-            names = {ep.name, dist_name}
+            self.infos[entry.name] = info
+            names = {entry.name, entry.distribution}
             if allow is not None and not names & allow:
                 info.enabled, info.why = False, "not in OMCM_LOAD_PLUGINS"
                 continue
             if names & block:
                 info.enabled, info.why = False, "in OMCM_DISABLE_PLUGINS"
                 continue
+            if hook is not None and entry.hooks is not None and hook not in entry.hooks:
+                info.hooks = list(entry.hooks)
+                continue
             try:
-                plugin = ep.load()
+                plugin = entry.load()
             except BaseException as exc:  # a plugin's import may even call sys.exit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 info.enabled, info.why = False, f"import failed: {type(exc).__name__}: {exc}"
-                _log.error("plugin_import_failed", plugin=ep.name, version=info.version, error=info.why)
+                _log.error("plugin_import_failed", plugin=entry.name, version=info.version, error=info.why)
                 continue
             self._register(plugin, info)
+
+    def _cacheable(self, found: list) -> list:
+        """``found`` with the hooks of each plugin loaded and registered (None for the others)."""
+        from omcm_core._runtime.plugin_cache import code_checks
+
+        out = []
+        for entry in found:
+            info = self.infos.get(entry.name)
+            loaded = info is not None and info.enabled and info.module == entry.value and self.pm.has_plugin(entry.name)
+            checks = code_checks(entry.value, entry.dist_files) if loaded else ()
+            hooks = tuple(info.hooks) if loaded and checks and info is not None else None
+            out.append(entry.evolve(hooks=hooks, checks=checks))
+        return out
 
     def register(self, plugin: Any, name: str, version: str = "", distribution: str = "") -> PluginInfo:
         """Register an in-memory plugin (tests, ``omcm_core.testing``)."""

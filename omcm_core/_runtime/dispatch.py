@@ -66,11 +66,16 @@ def handle(
     env: Mapping[str, str] | None = None,
     manager_factory: Callable[[Mapping[str, str]], Any] = manager_for,
     keeper: StoreKeeper | None = None,
+    one_call: bool = False,
 ) -> Reply:
     """Dispatch one payload to every enabled plugin and merge their answers.
 
     :param keeper: keeps the store connection open for the next call (the
         warm dispatcher); without it the connection is closed at the end.
+    :param one_call: this process answers one call and exits (the hook
+        client's in-process path): import only the plugins that implement
+        the event's hook (:meth:`~omcm_core._runtime.discovery.PluginRegistry.for_hook`)
+        instead of ``manager_factory``'s every plugin.
     """
     env = dict(os.environ if env is None else env)
     home = omcm_home(env)
@@ -80,12 +85,20 @@ def handle(
         event = read_event(raw, argv_event)
         if event is None:
             return EMPTY
-        return _answer(event, env, home, manager_factory(env), keeper, started)
+        manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
+        return _answer(event, env, home, manager, keeper, started)
     except BaseException as exc:  # the session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             raise
         _logger.exception("dispatch_crashed", error=f"{type(exc).__name__}: {exc}")
         return EMPTY
+
+
+def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
+    from omcm_core._runtime.manager import Manager
+    from omcm_core.events import EVENTS
+
+    return Manager.for_hook(env, EVENTS[event.hook_event_name].hook, home)
 
 
 def read_event(raw: bytes, argv_event: str | None) -> Any:

@@ -4,6 +4,12 @@ Lenient where Claude Code varies (missing optional fields, unknown keys kept in
 ``extra``), strict where a wrong type would mislead a plugin (a ``session_id``
 that is a number, a ``tool_input`` that is a list): those raise
 :class:`PayloadError` with one readable line.
+
+cattrs costs more to import than the rest of an in-process call's parsing, so a
+payload whose every field already has its declared type (the normal case) is
+checked and built by :func:`_plain_structure` with cattrs' own rules; anything
+else (a wrong type, a missing field, a type it does not know) goes through
+cattrs, which makes the error message.
 """
 
 from __future__ import annotations
@@ -11,13 +17,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import cattrs
 
 from omcm_core import records
 from omcm_core.events import spec_for
+
+if TYPE_CHECKING:
+    import cattrs
 
 
 class PayloadError(ValueError):
@@ -49,6 +57,8 @@ def _mapping(value: Any, _type: Any) -> dict:
 
 
 def _make_converter() -> cattrs.Converter:
+    import cattrs
+
     conv = cattrs.Converter(detailed_validation=True)
     conv.register_structure_hook(str, _strict_str)
     conv.register_structure_hook(bool, _strict_bool)
@@ -92,10 +102,66 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
     data["extra"] = {k: v for k, v in payload.items() if k not in known}
     if cls is records.PostToolEvent:
         data["succeeded"] = name == "PostToolUse"
+    event = _plain_structure(data, cls)
+    if event is not None:
+        return event
     try:
         return converter().structure(data, cls)
     except Exception as exc:  # cattrs raises ClassValidationError (an ExceptionGroup)
+        import cattrs
+
         raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
+
+
+def _plain(check: Any) -> Any:
+    def run(value: Any) -> tuple:
+        try:
+            return True, check(value, None)
+        except TypeError:
+            return False, None
+
+    return run
+
+
+#: The converter's rules (the hooks above) for the types the event records use, by annotation.
+_PLAIN: dict[str, Any] = {
+    "str": _plain(_strict_str),
+    "bool": _plain(_strict_bool),
+    "float": _plain(_number),
+    "dict": _plain(_mapping),
+    "Any": lambda value: (True, value),
+}
+
+
+def _type_name(type_: Any) -> str:
+    # A string under postponed annotations, a class or union once cattrs has resolved them.
+    name = type_ if isinstance(type_, str) else getattr(type_, "__name__", None) or str(type_)
+    name = name.removeprefix("typing.")
+    return name[: -len(" | None")] if name.endswith(" | None") else name
+
+
+def _plain_structure(data: Mapping[str, Any], cls: type) -> Any:
+    """``cls`` built from ``data`` when every value already fits its field; None means "ask cattrs".
+
+    ``data`` holds no None values (they mean "absent"), so ``X | None`` is checked as ``X``.
+    """
+    values = {}
+    for field in attrs.fields(cls):
+        if field.name not in data:
+            if field.default is attrs.NOTHING:
+                return None
+            continue
+        check = _PLAIN.get(_type_name(field.type))
+        if check is None:
+            return None
+        ok, value = check(data[field.name])
+        if not ok:
+            return None
+        values[field.name] = value
+    try:
+        return cls(**values)
+    except Exception:
+        return None
 
 
 def decode(raw: bytes) -> Any:
