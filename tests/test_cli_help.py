@@ -44,7 +44,6 @@ def every_parser(tmp_path):
 
 def test_every_argument_of_every_command_has_help(tmp_path):
     parsers = every_parser(tmp_path)
-    assert {"memory", "search", "notepad", "ralph"} <= {w[0] for w, _ in parsers if w}, "plugins not installed?"
     missing = []
     for words, p in parsers:
         text = p.format_help()
@@ -58,6 +57,7 @@ def test_every_argument_of_every_command_has_help(tmp_path):
 
 
 def test_internal_subcommands_stay_out_of_help(tmp_path):
+    pytest.importorskip("omcm_memory_rotation", reason="memory-rotation's write-l1 (tox cell core: alone)")
     proc = _omcm("memory", "--help", env=_env(tmp_path))
     assert proc.returncode == 0 and "write-l1" not in proc.stdout and "SUPPRESS" not in proc.stdout
     assert "rotate" in proc.stdout
@@ -112,6 +112,8 @@ COMMANDS = {
 
 @pytest.fixture
 def world(tmp_path):
+    for module in ("omcm_post_tool_observer", "omcm_memory_rotation"):
+        pytest.importorskip(module, reason="the commands piped are plugins' (tox cell core: alone)")
     _fill_observations(tmp_path / "home")
     memory = tmp_path / ".claude" / "memory"
     memory.mkdir(parents=True)

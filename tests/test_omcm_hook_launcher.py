@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ LAUNCHER = ROOT / "bin" / "omcm-hook"
 PAYLOAD = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}})
 
 pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+
+PLUGINS = [e for e in entry_points(group="omcm")]
 
 PLACES = {
     "OMCM_BIN": "custom/omcm",
@@ -59,7 +62,8 @@ def test_the_first_place_found_answers(tmp_path, winner):
     proc = launch(tmp_path, **env)
     assert proc.returncode == 0, proc.stderr
     assert note.read_text().splitlines() == [str(exes[winner])]
-    assert "omcm-trace " in proc.stderr  # the real dispatcher answered
+    if PLUGINS:  # tox's core-alone cell has no plugin to trace
+        assert "omcm-trace " in proc.stderr  # the real dispatcher answered
 
 
 def test_xdg_data_home_moves_the_plain_venv(tmp_path):
