@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -140,6 +142,52 @@ def test_each_row_is_syntax_omcm_knows(parser):
             for argv in spelled_out(syntax):
                 problems += [f"{syntax}: {p}" for p in unknown_words(parser, argv)]
     assert problems == []
+
+
+VALUES = {"NAME": "tool-counter", "QUERY": "port", "N": "3", "EVENT": "PreToolUse"}
+NEVER_RUN = (["daemon", "run"],)  # serves until stopped
+
+
+def complete(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """Whether ``argv`` is a whole command: the table abbreviates some (`notepad add` without its text)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parser.parse_args(argv)
+    except SystemExit:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_each_row_runs_as_written(parser, tmp_path):
+    """Every whole command a row spells out, placeholders filled in: no usage error (2), no traceback."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    env = {**clean_env(home, f"{Path(sys.executable).parent}:/usr/bin:/bin"), "CLAUDE_PROJECT_DIR": str(project)}
+    payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    values = {**VALUES, "PATH": str(tmp_path / "settings.json")}
+    ran, problems = 0, []
+    for syntaxes, _description in table_rows():
+        for syntax in syntaxes:
+            for argv in spelled_out(syntax):
+                argv = [values.get(word, word) for word in argv]
+                if argv[0] not in commands_of(parser) or argv in NEVER_RUN or any(PLACEHOLDER.match(w) for w in argv):
+                    continue
+                if not complete(parser, argv):
+                    continue
+                proc = subprocess.run(
+                    [sys.executable, "-m", "omcm_core", *argv],
+                    input=payload if argv[0] == "hook" else "",
+                    capture_output=True,
+                    text=True,
+                    cwd=project,
+                    env=env,
+                    timeout=120,
+                )
+                ran += 1
+                if proc.returncode not in (0, 1) or "Traceback" in proc.stderr:
+                    problems.append(f"omcm {shlex.join(argv)}: exit {proc.returncode}\n{proc.stderr[-1500:]}")
+    assert ran >= 10 and problems == []
 
 
 def documented_lines() -> list[str]:
