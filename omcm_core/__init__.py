@@ -11,7 +11,8 @@ The public API is what ``__all__`` lists, each name documented in
 - ``Context``: the ``ctx`` argument;
 - ``EVENTS`` and ``EventSpec``: the table of Claude Code events omcm answers;
 - the helper modules ``hookspecs``, ``store``, ``config``, ``files``,
-  ``confined``, ``redact``, ``transcripts``, ``background`` and ``testing``.
+  ``confined``, ``redact``, ``transcripts``, ``background``, ``team`` and
+  ``testing``.
 
 ``omcm_core._runtime`` (the dispatcher) and ``omcm_core._cli`` (the ``omcm``
 command) are private and change without notice.
@@ -39,7 +40,18 @@ _LAZY = {
     "EventSpec": "omcm_core.events",
 }
 #: Modules a plugin author uses by name (``from omcm_core import store``).
-MODULES = ("hookspecs", "store", "config", "files", "confined", "redact", "transcripts", "background", "testing")
+MODULES = (
+    "hookspecs",
+    "store",
+    "config",
+    "files",
+    "confined",
+    "redact",
+    "transcripts",
+    "background",
+    "team",
+    "testing",
+)
 
 __all__ = ["__version__", *_LAZY, *MODULES]
 

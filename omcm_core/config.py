@@ -16,6 +16,7 @@ name and that key keeps its default.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,18 +52,52 @@ class CoreConfig:
     #: Plugins that act as security gates: if one of them fails on PreToolUse,
     #: the call is denied instead of allowed.
     fail_closed: tuple = ()
+    #: A PostgreSQL URL (``postgresql://host/db``) to share opted-in knowledge with a team; "" = local only.
+    #: Credentials belong in the environment or a libpq service/pass file, not here (docs/teams.md).
+    team_store: str = ""
+    #: The name others see on shared rows; "" = a random id made once for this OMCM_HOME.
+    team_user: str = ""
+    #: Seconds between two background syncs with the team store.
+    team_sync_interval_s: int = 30
 
 
-def _read_toml(root: Path, path: Path) -> dict:
-    """``root/path`` parsed, read without following a link out of ``root`` (a cloned project can plant one)."""
+@attrs.frozen
+class ConfigError:
+    """A config source omcm could not use at all (its settings are then all defaults)."""
+
+    source: str
+    message: str
+
+
+@attrs.frozen
+class KeyProblem:
+    """One key of a section that was not used: unknown to the schema, or a value that does not fit."""
+
+    section: str
+    key: str
+    #: "unknown key", or why the value was refused ("expected int, got str").
+    error: str
+    #: The schema's key names (for "did you mean").
+    known: tuple = ()
+    value: Any = None
+
+
+def _read_toml(root: Path, path: Path, errors: list | None = None) -> dict:
+    """``root/path`` parsed, read without following a link out of ``root`` (a cloned project can plant one).
+
+    What went wrong is logged and, when ``errors`` is given, appended to it (``omcm doctor`` lists it).
+    """
     from omcm_core.confined import read_confined_bytes
 
+    where = str(root / path)
     try:
         data = read_confined_bytes(root, path, max_bytes=1_000_000)
     except FileNotFoundError:
         return {}
     except OSError as exc:  # a symlink, a FIFO, a folder, too big: the defaults, said in the log
-        _log.warning("config_unreadable", path=str(root / path), error=str(exc))
+        _log.warning("config_unreadable", path=where, error=str(exc))
+        if errors is not None:
+            errors.append(ConfigError(where, f"unreadable: {exc}"))
         return {}
     try:
         try:
@@ -71,7 +106,9 @@ def _read_toml(root: Path, path: Path) -> dict:
             import tomli as tomllib
         return tomllib.loads(data.decode("utf-8"))
     except Exception as exc:
-        _log.error("config_invalid_toml", path=str(path), error=str(exc))
+        _log.error("config_invalid_toml", path=where, error=str(exc))
+        if errors is not None:
+            errors.append(ConfigError(where, f"not valid TOML: {exc}"))
         return {}
 
 
@@ -92,24 +129,34 @@ class Config:
 
     sections: dict = field(factory=dict)
     sources: list = field(factory=list)
+    #: :class:`ConfigError` for each source that could not be read or parsed.
+    errors: list = field(factory=list)
+    #: section name -> the sources that set keys in it (file paths, ``env:NAME``).
+    origins: dict = field(factory=dict)
     _cache: dict = field(factory=dict)
 
     @classmethod
     def load(cls, home: Path, project: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
         merged: dict[str, dict] = {}
-        sources = []
+        sources: list[str] = []
+        errors: list[ConfigError] = []
+        origins: dict[str, list[str]] = {}
         places = [(home, Path(CONFIG_FILE))] + ([(project, PROJECT_CONFIG)] if project else [])
         for root, relative in places:
-            data = _read_toml(root, relative)
+            data = _read_toml(root, relative, errors)
             path = root / relative
             if data:
                 sources.append(str(path))
             for section, values in data.items():
                 if not isinstance(values, dict):
                     _log.error("config_not_a_section", path=str(path), key=section)
+                    errors.append(ConfigError(str(path), f"{section} = ... is not a [section]"))
                     continue
+                if root is project:
+                    values = _project_allowed(section, values, path)
                 merged.setdefault(section, {}).update(values)
+                origins.setdefault(section, []).append(str(path))
         for name, raw in env.items():
             if not name.startswith(ENV_PREFIX):
                 continue
@@ -118,9 +165,11 @@ class Config:
                 _log.warning("config_env_ignored", variable=name)
                 continue
             section, key = parts[0].lower(), parts[1].lower()
-            merged.setdefault(_section_name(section, merged), {})[key] = _env_value(raw)
+            target = _section_name(section, merged)
+            merged.setdefault(target, {})[key] = _env_value(raw)
             sources.append(f"env:{name}")
-        return cls(sections=merged, sources=sources)
+            origins.setdefault(target, []).append(f"env:{name}")
+        return cls(sections=merged, sources=sources, errors=errors, origins=origins)
 
     def section(self, name: str, schema: type[T]) -> T:
         """The ``[name]`` section as a ``schema`` instance, bad keys replaced by defaults."""
@@ -128,6 +177,18 @@ class Config:
         if key not in self._cache:
             self._cache[key] = build_section(name, self.sections.get(name, {}), schema)
         return self._cache[key]
+
+
+# Where lessons go, and whether they leave the machine at all, is the user's choice:
+# a cloned project must not send them to its own server nor turn sharing on.
+HOME_ONLY = {"core": ("team_store", "team_user"), "pre-tool-guide": ("share",)}
+
+
+def _project_allowed(section: str, values: dict, path: Path) -> dict:
+    refused = [k for k in values if k.replace("-", "_") in HOME_ONLY.get(section, ())]
+    for key in refused:
+        _log.warning("config_project_key_ignored", path=str(path), section=section, key=key)
+    return {k: v for k, v in values.items() if k not in refused}
 
 
 def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:
@@ -140,19 +201,41 @@ def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:
 
 def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
     """Structure ``values`` into ``schema`` key by key; log and skip what does not fit."""
+    good, problems = _structure(name, values, schema)
+    for p in problems:
+        if p.error == "unknown key":
+            _log.error("config_unknown_key", section=name, key=p.key, known=list(p.known))
+        else:
+            _log.error(
+                "config_bad_value",
+                section=name,
+                key=p.key,
+                value=json.dumps(p.value, default=str)[:100],
+                error=p.error[:200],
+            )
+    return schema(**good)
+
+
+def section_problems(name: str, values: Mapping[str, Any], schema: type) -> list[KeyProblem]:
+    """The keys of ``values`` that ``schema`` would not use, and why; nothing is logged."""
+    return _structure(name, values, schema)[1]
+
+
+def _structure(name: str, values: Mapping[str, Any], schema: type) -> tuple[dict[str, Any], list[KeyProblem]]:
     from omcm_core._runtime.payload import converter
 
     try:
-        attrs.resolve_types(schema)  # type: ignore[type-var]  # schema is an attrs class by contract
+        attrs.resolve_types(schema)
     except Exception:  # unresolvable annotations: values are then taken as given
         pass
-    fields = {f.name: f for f in attrs.fields(schema)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in attrs.fields(schema)}
     good: dict[str, Any] = {}
+    problems = []
     for key, value in values.items():
         attr_name = key.replace("-", "_")
         spec = fields.get(attr_name)
         if spec is None:
-            _log.error("config_unknown_key", section=name, key=key, known=sorted(fields))
+            problems.append(KeyProblem(name, key, "unknown key", tuple(sorted(fields)), value))
             continue
         try:
             if spec.type is not None and spec.type is not Any:
@@ -161,8 +244,16 @@ def build_section(name: str, values: Mapping[str, Any], schema: type[T]) -> T:
             schema(**candidate)  # runs the class's validators on this key
             good[attr_name] = value
         except Exception as exc:
-            _log.error("config_bad_value", section=name, key=key, value=repr(value)[:100], error=str(exc)[:200])
-    return schema(**good)
+            problems.append(KeyProblem(name, key, _why(exc), tuple(sorted(fields)), value))
+    return good, problems
+
+
+def _why(exc: Exception) -> str:
+    """A validator's complaint in words: attrs' ``in_`` puts the attribute and options in ``args``."""
+    args = exc.args
+    if len(args) == 4 and isinstance(args[2], (tuple, list, set, frozenset)):
+        return f"must be one of {', '.join(str(o) for o in args[2])}, got {args[3]}"
+    return str(args[0]) if args and isinstance(args[0], str) else str(exc)
 
 
 def _coerce(value: Any, type_: Any, conv: Any) -> Any:

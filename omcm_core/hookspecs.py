@@ -175,8 +175,10 @@ def config_schema() -> type | None:
 def doctor_report(ctx: Context) -> Mapping[str, Any] | None:
     """Facts ``omcm doctor`` prints under this plugin's name (sizes, counts, problems).
 
-    :return: a JSON-serialisable mapping; a key ``problems`` holding a list of
-        strings marks the plugin unhealthy.
+    :return: a JSON-serialisable mapping, shown as ``key: value`` lines; a key
+        ``problems`` holding a list of strings marks the plugin unhealthy (doctor
+        exits 1). End a problem with ``; run COMMAND`` and doctor shows COMMAND
+        as its fix.
     """
 
 

@@ -6,11 +6,14 @@ Fixtures:
 - ``omcm_dispatch``: ``omcm_dispatch(plugin, ...)`` returns a :class:`Dispatcher`
   holding only the given plugins (modules or objects with ``@hookimpl``
   functions), registered under their names, no entry points loaded. Call it
-  with a payload dict to get Claude Code's response dict (or None).
+  with a payload dict to get Claude Code's response dict (or None). Strict by
+  default: a plugin's exception propagates with its traceback (production
+  would log it and answer without the plugin); ``strict=False`` isolates it.
 
 Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`post_tool_payload`, :func:`session_start_payload`,
-:func:`session_end_payload`, :func:`user_prompt_payload`; :func:`event_from`
+:func:`session_end_payload`, :func:`user_prompt_payload`, and
+:func:`hook_payload` for any other event; :func:`event_from`
 turns a payload into the event record a hook receives.
 
 End to end, through a real subprocess as Claude Code would run it:
@@ -29,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from omcm_core._failure_capture import PluginFailed, logged_failures, raise_first, recording_manager, size_of
 
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -106,6 +111,11 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: str
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
+def hook_payload(event: str, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
+    """A payload for any ``hook_event_name`` (Stop, PreCompact, StopFailure...), with the common fields set."""
+    return _base(event, session_id, cwd, **fields)
+
+
 def event_from(payload: Mapping[str, Any]) -> Any:
     """The event record the core would pass to a hook for ``payload`` (None if omcm has no hook for it)."""
     from omcm_core._runtime.payload import parse_event
@@ -162,16 +172,23 @@ def assert_valid_response(event_name: str, response: Any) -> None:
 class Dispatcher:
     """Dispatches payloads through ``omcm_core._runtime.dispatch.handle`` with chosen plugins.
 
+    ``strict`` (the default) re-raises the first plugin exception of a call, with
+    its traceback, and raises :class:`PluginFailed` for a plugin that overran or
+    returned something not a ``Result``: in production the core skips such a
+    plugin and answers without it, which in a test only shows as a missing
+    answer. ``strict=False`` keeps that isolation, for tests of it.
+
     ``keeper`` (a :class:`omcm_core._runtime.dispatch.StoreKeeper`) keeps the store open
     between calls, as the warm dispatcher does.
     """
 
-    def __init__(self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None) -> None:
-        from omcm_core._runtime.manager import Manager
-
+    def __init__(
+        self, plugins: Mapping[str, Any], env: Mapping[str, str], keeper: Any = None, strict: bool = True
+    ) -> None:
         self.env = dict(env)
         self.keeper = keeper
-        self.manager = Manager()
+        self.strict = strict
+        self.manager = recording_manager()
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
             if not info.enabled:
@@ -182,8 +199,11 @@ class Dispatcher:
         from omcm_core._runtime.dispatch import handle
 
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.manager.problems.clear()
         outcome = handle(raw, event, self.env, manager_factory=lambda env: self.manager, keeper=self.keeper)
         self.last_stdout = outcome.stdout
+        if self.strict and self.manager.problems:
+            raise_first(self.manager.problems[0])
         return json.loads(outcome.stdout) if outcome.stdout else None
 
 
@@ -228,16 +248,25 @@ def omcm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def omcm_dispatch(omcm_home: Path):
-    """``omcm_dispatch(plugin, ..., name=plugin, env={...}, keeper=None)`` -> Dispatcher."""
+    """``omcm_dispatch(plugin, ..., names={name: plugin}, env={...}, keeper=None, strict=True)`` -> Dispatcher.
+
+    Strict (the default): a plugin's exception propagates out of the call, with
+    its traceback; ``strict=False`` dispatches as production does, answering
+    without a plugin that failed.
+    """
 
     def factory(
-        *plugins: Any, names: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, keeper: Any = None
+        *plugins: Any,
+        names: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        keeper: Any = None,
+        strict: bool = True,
     ) -> Dispatcher:
         chosen = dict(names or {})
         for plugin in plugins:
             chosen[_plugin_name(plugin)] = plugin
         full_env = {**os.environ, "OMCM_HOME": str(omcm_home), **(env or {})}
-        return Dispatcher(chosen, full_env, keeper)
+        return Dispatcher(chosen, full_env, keeper, strict=strict)
 
     return factory
 
@@ -248,14 +277,31 @@ def run_hook(
     event: str | None = None,
     timeout: float = 60,
     cwd: str | None = None,
+    strict: bool = True,
 ) -> subprocess.CompletedProcess:
     """Run ``python -m omcm_core hook [event]`` with ``payload`` on stdin, as Claude Code does.
 
     The warm dispatcher is off (``OMCM_DAEMON=0``) unless ``env`` turns it on,
     so a test leaves no background process behind; tests of the daemon path pass
     ``OMCM_DAEMON=1`` and stop it with ``omcm_core._runtime.daemon.stop``.
+
+    ``strict`` (the default): when a plugin raised or returned something not a
+    ``Result`` during the call, raise :class:`PluginFailed` with the error the
+    core logged (the subprocess still answered without it). It reads the log of
+    the ``OMCM_HOME`` the hook ran with, so only when one is set; a plugin that
+    overran is not reported here (a loaded test machine would make that flaky).
+    ``strict=False`` returns the process whatever the plugins did.
     """
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     argv = [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
     full_env = {**os.environ, "OMCM_DAEMON": "0", **(env or {})}
-    return subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
+    log = Path(full_env["OMCM_HOME"]) / "logs" / "omcm.jsonl" if strict and full_env.get("OMCM_HOME") else None
+    start = size_of(log)
+    proc = subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
+    if log is not None:
+        for line in logged_failures(log, start):
+            raise PluginFailed(
+                f"omcm plugin {line.get('plugin')!r} failed in its {line.get('hook')} hook ({line.get('kind')}): "
+                f"{line.get('error')} (omcm_dispatch shows the traceback; run_hook(..., strict=False) isolates it)"
+            )
+    return proc

@@ -14,7 +14,7 @@ def omcm(*args, env):
     )
 
 
-def test_doctor_reports_problems_and_breakers(tmp_path, bash_guard_site):
+def test_doctor_reports_problems_with_a_third_party_plugin(tmp_path, bash_guard_site):
     home = tmp_path / "home"
     env = {
         "OMCM_HOME": str(home),
@@ -22,17 +22,17 @@ def test_doctor_reports_problems_and_breakers(tmp_path, bash_guard_site):
         "OMCM_LOAD_PLUGINS": "bash-guard",
         "HOME": str(tmp_path),
     }
-    home.mkdir(mode=0o755)
+    home.mkdir(mode=0o700)
     (home / "config.toml").write_text("[bash-guard]\nask_only = 'sometimes'\n")
     proc = omcm("doctor", "--json", env=env)
     report = json.loads(proc.stdout)
+    checks = {c["id"]: c for s in report["sections"] for c in s["checks"]}
     assert proc.returncode == 1
-    assert any("readable by others" in p for p in report["problems"])
-    assert any("not registered" in p for p in report["problems"])
-    assert report["store"]["check"] == "ok" and report["store"]["mode"] == "0o600"
-    assert [p["name"] for p in report["plugins"] if p["enabled"]] == ["bash-guard"]
-    # The config section was read through the plugin's schema, so the bad key was reported.
-    assert any(e["event"] == "config_bad_value" and e["key"] == "ask_only" for e in report["recent_errors"])
+    assert checks["settings.none"]["fix"] == "omcm install"
+    assert checks["store.check"]["data"]["check"] == "ok" and checks["store.check"]["data"]["mode"] == "0600"
+    assert checks["plugin.bash-guard"]["level"] == "ok"
+    # The section was read through the plugin's schema, so the bad key is a problem.
+    assert "[bash-guard] ask_only" in checks["config.value.bash-guard.ask_only"]["message"]
 
 
 def test_doctor_is_clean_after_install(tmp_path, bash_guard_site):
@@ -46,8 +46,8 @@ def test_doctor_is_clean_after_install(tmp_path, bash_guard_site):
     assert omcm("install", env=env).returncode == 0
     proc = omcm("doctor", env=env)
     assert proc.returncode == 0, proc.stdout
-    assert "no problems found" in proc.stdout
-    assert str(tmp_path / ".claude" / "settings.json") in proc.stdout
+    assert "No problems found." in proc.stdout
+    assert "~/.claude/settings.json runs omcm for PreToolUse" in proc.stdout
 
 
 def test_trace_names_each_plugin_and_its_answer(tmp_path, bash_guard_site):

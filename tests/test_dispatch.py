@@ -68,6 +68,7 @@ def test_failing_plugins_change_nothing_for_the_others(omcm_dispatch):
             "exit": Exiter(),
         },
         env=env,
+        strict=False,  # the isolation under test
     )
     payload = pre_tool_payload("Bash")
     started = time.monotonic()
@@ -76,7 +77,7 @@ def test_failing_plugins_change_nothing_for_the_others(omcm_dispatch):
 
 
 def test_failures_are_logged_with_plugin_name_and_kind(omcm_dispatch, omcm_home):
-    dispatch = omcm_dispatch(names={"raise": Raiser(), "garbage": Garbage()})
+    dispatch = omcm_dispatch(names={"raise": Raiser(), "garbage": Garbage()}, strict=False)
     assert dispatch(pre_tool_payload("Bash")) is None
     entries = [json.loads(line) for line in (omcm_home / "logs" / "omcm.jsonl").read_text().splitlines()]
     failed = {e["plugin"]: e for e in entries if e["event"] == "plugin_failed"}
@@ -100,7 +101,7 @@ def test_breaker_opens_after_three_failures_and_recovers(omcm_dispatch, omcm_hom
                 raise ValueError("flaky")
             return Result(additional_context="back")
 
-    dispatch = omcm_dispatch(names={"flaky": Flaky()}, env={"OMCM__CORE__BREAKER_COOLDOWN_S": "1"})
+    dispatch = omcm_dispatch(names={"flaky": Flaky()}, env={"OMCM__CORE__BREAKER_COOLDOWN_S": "1"}, strict=False)
     for _ in range(5):
         dispatch(pre_tool_payload("Bash"))
     assert len(calls) == 3  # the 4th and 5th call were kept away
@@ -115,7 +116,7 @@ def test_breaker_opens_after_three_failures_and_recovers(omcm_dispatch, omcm_hom
 def test_fail_closed_plugins_deny_when_they_crash(omcm_dispatch, omcm_home):
     omcm_home.mkdir(parents=True)
     (omcm_home / "config.toml").write_text('[core]\nfail_closed = ["guard"]\n')
-    out = omcm_dispatch(names={"guard": Raiser()})(pre_tool_payload("Bash"))
+    out = omcm_dispatch(names={"guard": Raiser()}, strict=False)(pre_tool_payload("Bash"))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "guard" in out["hookSpecificOutput"]["permissionDecisionReason"]
 
@@ -170,7 +171,7 @@ def test_a_breaker_closes_when_the_plugin_code_changes(omcm_dispatch, omcm_home,
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("omcm_flaky_guard")
-    dispatch = omcm_dispatch(names={"flaky-guard": module})
+    dispatch = omcm_dispatch(names={"flaky-guard": module}, strict=False)
     for _ in range(4):
         dispatch(pre_tool_payload("Bash"))
     assert len(module.CALLS) == 3  # the 4th call was kept out by the open breaker
@@ -184,7 +185,7 @@ def test_a_breaker_closes_when_the_plugin_code_changes(omcm_dispatch, omcm_home,
 def test_a_fail_closed_guard_kept_out_by_its_breaker_still_denies(omcm_dispatch, omcm_home):
     omcm_home.mkdir(parents=True)
     (omcm_home / "config.toml").write_text('[core]\nfail_closed = ["guard"]\n')
-    dispatch = omcm_dispatch(names={"guard": Raiser(), "ctx": Context()})
+    dispatch = omcm_dispatch(names={"guard": Raiser(), "ctx": Context()}, strict=False)
     decisions = [dispatch(pre_tool_payload("Bash"))["hookSpecificOutput"]["permissionDecision"] for _ in range(5)]
     assert decisions == ["deny"] * 5
     from omcm_core._runtime.breaker import reset_breaker

@@ -130,3 +130,25 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
     )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert omcm("uninstall").returncode == 0 and not settings.exists()
+
+
+def test_install_run_for_another_environment_edits_that_home_only(tmp_path, monkeypatch, bash_guard_site):
+    # In-process runs (tests, wrappers) pass their own HOME: this process's own
+    # ~/.claude/settings.json must stay untouched (it once collected every test run's hooks).
+    from omcm_core._cli.invocation import Invocation
+    from omcm_core._cli.main import run
+
+    own_home, their_home = tmp_path / "own", tmp_path / "theirs"
+    own_home.mkdir()
+    their_home.mkdir()
+    monkeypatch.setenv("HOME", str(own_home))
+    env = {
+        "HOME": str(their_home),
+        "OMCM_HOME": str(their_home / ".omcm"),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_LOAD_PLUGINS": "bash-guard",
+    }
+    monkeypatch.syspath_prepend(str(bash_guard_site))
+    assert run(["install"], Invocation(env, cwd=str(tmp_path))) == 0
+    assert "PreToolUse" in json.loads((their_home / ".claude" / "settings.json").read_text())["hooks"]
+    assert not (own_home / ".claude").exists()

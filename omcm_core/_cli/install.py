@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,12 @@ def _timeout(event: str) -> float:
     return spec.timeout_s if spec is not None else 10
 
 
-def settings_path(scope: str, project: Path | None) -> Path:
+def settings_path(scope: str, project: Path | None, env: Mapping[str, str] | None = None) -> Path:
     if scope == "user":
-        return Path.home() / ".claude" / "settings.json"
+        # The invocation's HOME, not this process's: a command run for another environment
+        # (a test, a wrapper) must not edit the caller's own ~/.claude/settings.json.
+        home = (env or {}).get("HOME")
+        return (Path(home) if home else Path.home()) / ".claude" / "settings.json"
     if project is None:
         raise InstallError("project scope needs a project directory (--project-dir or CLAUDE_PROJECT_DIR)")
     name = "settings.local.json" if scope == "local" else "settings.json"

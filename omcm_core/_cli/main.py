@@ -13,12 +13,20 @@ import argparse
 import os
 
 from omcm_core import log
-from omcm_core._cli import basic, doctor, extensions, plugins, settings
+from omcm_core._cli import basic, doctor, extensions, new_plugin, plugins, settings, team
 from omcm_core._cli.invocation import Invocation
 
-CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon")
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "team", "new-plugin")
 # In the order `omcm --help` lists them.
-REGISTRARS = (basic.register_hook, plugins.register, doctor.register, settings.register, basic.register)
+REGISTRARS = (
+    basic.register_hook,
+    plugins.register,
+    doctor.register,
+    settings.register,
+    basic.register,
+    team.register,
+    new_plugin.register,
+)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:

@@ -28,7 +28,7 @@ def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
     from omcm_core._cli.install import settings_path
 
     project = Path(args.project_dir or inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
-    return Path(args.settings) if args.settings else settings_path(args.scope, project)
+    return Path(args.settings) if args.settings else settings_path(args.scope, project, inv.env)
 
 
 def install(args: argparse.Namespace, inv: Invocation) -> int:

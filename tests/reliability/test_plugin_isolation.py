@@ -107,6 +107,12 @@ def _doctor(env, cwd) -> dict:
     return json.loads(proc.stdout)
 
 
+def _breaker_rows(report: dict) -> list[dict]:
+    return [
+        c["data"] for s in report["sections"] for c in s["checks"] if c["id"].startswith("breaker.") and c.get("data")
+    ]
+
+
 def test_three_failures_open_the_breaker_and_doctor_shows_it(rel_site, rel_baseline, tmp_path):
     home = tmp_path / "home"
     env = rel_site.env(home, GOOD + ["rel-raise"], **BUDGET_ENV)
@@ -116,16 +122,18 @@ def test_three_failures_open_the_breaker_and_doctor_shows_it(rel_site, rel_basel
         assert proc.returncode == 0 and proc.stdout == rel_baseline["PreToolUse"]
         if call == 2:
             report = _doctor(env, tmp_path)
-            (row,) = report["breakers"]
+            (row,) = _breaker_rows(report)
             assert (row["plugin"], row["failures"], row["open"]) == ("rel-raise", 2, False)
     entries = log_entries(home)
     assert sum(e["event"] == "plugin_failed" for e in entries) == 3, "the plugin ran again after its breaker opened"
     assert [e["plugin"] for e in entries if e["event"] == "plugin_skipped_breaker_open"] == ["rel-raise"]
     report = _doctor(env, tmp_path)
-    (row,) = report["breakers"]
+    (row,) = _breaker_rows(report)
     assert (row["plugin"], row["failures"], row["open"], row["version"]) == ("rel-raise", 3, True, "0.2.0")
     assert "deliberate failure" in row["last_error"]
     assert any("rel-raise" in problem and "circuit breaker" in problem for problem in report["problems"])
+    (check,) = [c for s in report["sections"] for c in s["checks"] if c["id"] == "breaker.rel-raise"]
+    assert check["fix"] == "omcm plugins reset rel-raise"
 
 
 @pytest.mark.parametrize("plugin_set", sorted(PLUGIN_SETS))

@@ -69,7 +69,10 @@ def refusals(home: Path) -> list[dict]:
 
 
 def drive(world) -> str:
-    """Session start, three tool uses (each a rotation check) and a search; all stdout joined."""
+    """Session start, three tool uses (each a rotation check) and a search; all stdout joined.
+
+    Strict: a plugin refuses a planted file by logging it and answering nothing, not by raising.
+    """
     out = []
     proc = run_hook(session_start_payload(session_id="s1", cwd=str(world["project"])), env=world["env"])
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -74,7 +74,10 @@ def post_tool(event, ctx):
     settings = load_settings(ctx, ctx.project_dir)
     if not settings.enabled or count_use(ctx.store, event.session_id) % settings.save_interval:
         return None
-    archives = check(folder, settings, ctx.log)
+    try:
+        archives = check(folder, settings, ctx.log)
+    except UnsafePathError:  # a planted link: refused and logged by the helper; no rotation
+        return None
     if not archives:
         return None
     return Result(additional_context="\n".join(f"{layout.TRIGGER} file={name}" for name in archives))

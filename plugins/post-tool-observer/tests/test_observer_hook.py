@@ -230,5 +230,6 @@ def test_retention_by_age_and_size_then_vacuum(labelled_home):
 
 
 def test_doctor_reports_size_and_counts(labelled_home):
-    report = json.loads(omcm(labelled_home, "doctor", "--json").stdout)["plugin_reports"]["post-tool-observer"]
+    doc = json.loads(omcm(labelled_home, "doctor", "--json").stdout)
+    (report,) = [c["data"] for s in doc["sections"] for c in s["checks"] if c["id"] == "plugin.post-tool-observer"]
     assert report["observations"] == len(LABELLED) and report["store_bytes"] > 0

@@ -13,6 +13,10 @@ about that file, and the learned "read it first" lesson when the session has
 not read the file; before Bash, the session's last Bash error if its resolution
 is known; Task/Agent and other tools: nothing. Never blocks; any failure means
 no guidance and a log line.
+
+Sharing (``[pre-tool-guide] share = true`` with a team store, see docs/teams.md):
+lessons are also queued for the team, and guidance adds the team's lessons from
+the local copy the background sync keeps (:mod:`omcm_pre_tool_guide.sharing`).
 """
 
 from __future__ import annotations
@@ -38,11 +42,12 @@ def pre_tool(event, ctx):
     except Exception as exc:  # store missing, locked or damaged: no guidance, never a broken call
         ctx.log.error("guidance_failed", tool=event.tool_name, error=f"{type(exc).__name__}: {exc}")
         return None
+    _sync_if_due(ctx)
     return Result(additional_context="\n".join(items)) if items else None
 
 
 def _file_items(event, ctx) -> list[str]:
-    from omcm_pre_tool_guide import guidance, knowledge, normalize
+    from omcm_pre_tool_guide import guidance, knowledge, normalize, sharing
 
     path = normalize.file_of(event.tool_input)
     key = normalize.file_key(path)
@@ -50,20 +55,38 @@ def _file_items(event, ctx) -> list[str]:
         return []
     project = str(ctx.project_dir) if ctx.project_dir else None
     rows = knowledge.errors_for_file(ctx.store, key, path)
-    items = guidance.file_items(normalize.displayed(rows, project), ctx.language)
+    shown_rows = normalize.displayed(rows, project)
+    team = sharing.enabled(ctx)
+    if team and len(shown_rows) < 2:  # the team's lessons about this file fill what this machine lacks
+        have = {error for error, _ in shown_rows}
+        shown_rows += sharing.safely(ctx, sharing.file_lessons, key, have, 2 - len(shown_rows), default=[])
+    items = guidance.file_items(shown_rows, ctx.language)
     if path and not knowledge.seen(ctx.store, event.session_id, path) and os.path.isfile(path):
         known = {error for error, _ in rows}
         lessons = knowledge.unread_file_lessons(ctx.store, event.tool_name, normalize.UNREAD_FILE_ERRORS)
-        lessons = [row for row in lessons if row[0] not in known]
+        lessons = normalize.displayed([row for row in lessons if row[0] not in known], project)
+        if team and not lessons:
+            shown_errors = {error for error, _ in shown_rows}
+            lessons = [
+                row
+                for row in sharing.safely(
+                    ctx, sharing.unread_lessons, event.tool_name, normalize.UNREAD_FILE_ERRORS, default=[]
+                )
+                if row[0] not in shown_errors
+            ]
         shown = normalize.display_error(path, project)
-        items += guidance.unread_items(normalize.displayed(lessons, project), shown, ctx.language)
+        items += guidance.unread_items(lessons, shown, ctx.language)
     return items
 
 
 def _bash_items(event, ctx) -> list[str]:
-    from omcm_pre_tool_guide import guidance, knowledge, normalize
+    from omcm_pre_tool_guide import guidance, knowledge, normalize, sharing
 
     row = knowledge.last_bash_error(ctx.store, event.session_id) if event.session_id else None
+    if not row and event.session_id and sharing.enabled(ctx):
+        failure = knowledge.last_bash_failure(ctx.store, event.session_id)
+        lesson = sharing.safely(ctx, sharing.bash_lesson, failure[0]) if failure else None
+        row = (*lesson, failure[1]) if lesson and failure else None
     if not row:
         return []
     error, resolution, failed = row
@@ -138,14 +161,48 @@ def _learn(event, ctx) -> None:
             normalize.file_key(path),
             mask_head(command, 200) if isinstance(command, str) else None,
         )
+        _share(ctx, "share_failure", event.tool_name, raw, normalized, normalize.file_key(path))
         return
     if event.tool_name in READ_TOOLS:
         knowledge.note_seen(ctx.store, event.session_id, normalize.file_of(event.tool_input))
-    resolution = knowledge.record_success(
+    resolved = knowledge.record_success(
         ctx.store, event.session_id, event.tool_name, normalize.resolved_by(event.tool_name, event.tool_input)
     )
-    if resolution:
+    if resolved:
+        resolution, normalized, key = resolved
         ctx.log.info("error_resolved", tool=event.tool_name, steps=len(resolution["toolSequence"]))
+        _share(ctx, "share_resolution", normalized, key, resolution)
+
+
+def _share(ctx, what: str, *args) -> None:
+    """Queue a lesson for the team when sharing is on; learned locally whatever happens here."""
+    from omcm_pre_tool_guide import sharing
+
+    try:
+        if sharing.enabled(ctx):
+            getattr(sharing, what)(ctx, *args)
+    except Exception as exc:
+        ctx.log.error("team_share_failed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _sync_if_due(ctx) -> None:
+    """Start the background team sync when due: a timestamp read, a process start at most every interval."""
+    from omcm_pre_tool_guide import sharing
+
+    try:
+        if sharing.enabled(ctx):
+            from omcm_core import team
+
+            team.maybe_sync(ctx)
+    except Exception as exc:
+        ctx.log.error("team_sync_start_failed", error=f"{type(exc).__name__}: {exc}")
+
+
+@hookimpl
+def config_schema():
+    from omcm_pre_tool_guide.sharing import GuideConfig
+
+    return GuideConfig
 
 
 @hookimpl

@@ -112,8 +112,11 @@ def record_failure(
             )
 
 
-def record_success(store, session_id: str | None, tool: str, resolved_by: str) -> dict | None:
-    """Note a successful call; if it resolves a pending error of this session, store the resolution."""
+def record_success(store, session_id: str | None, tool: str, resolved_by: str) -> tuple[dict, str, str] | None:
+    """Note a successful call; if it resolves a pending error of this session, store the resolution.
+
+    Returns (resolution, normalized error, file key) of the error it resolved, else None.
+    """
     if not session_id:
         return None
     with store.transaction() as conn:
@@ -132,7 +135,7 @@ def record_success(store, session_id: str | None, tool: str, resolved_by: str) -
             (json.dumps(resolution, ensure_ascii=False), time.time(), row[0], row[1]),
         )
         conn.execute("DELETE FROM guide_pending WHERE session_id = ? AND tool = ?", (session_id, tool))
-    return resolution
+    return resolution, row[0], row[1]
 
 
 def _extend_sequences(conn, session_id: str | None, tool: str) -> None:
@@ -187,6 +190,16 @@ def unread_file_lessons(store, tool: str, signatures: tuple[str, ...], limit: in
         "ORDER BY last_used DESC LIMIT ?",
         (tool, *(f"%{s}%" for s in signatures), limit),
     )
+
+
+def last_bash_failure(store, session_id: str) -> tuple[str, str | None] | None:
+    """The session's last Bash error: (normalized error, the command that failed, masked), or None."""
+    row = store.query(
+        "SELECT json_extract(data, '$.error'), json_extract(data, '$.command') FROM guide_events "
+        "WHERE session_id = ? AND type = 'tool_error' AND tool = 'Bash' ORDER BY ts DESC LIMIT 1",
+        (session_id,),
+    )
+    return (row[0][0], row[0][1]) if row and row[0][0] is not None else None
 
 
 def last_bash_error(store, session_id: str) -> tuple[str, Any, str | None] | None:

@@ -1,0 +1,93 @@
+"""Configuration: sources that could not be read, sections and keys nothing reads, values refused."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Any
+
+from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
+from omcm_core.config import CoreConfig, section_problems
+
+
+def configuration(probe: Probe) -> Iterator[Check]:
+    config = probe.config
+    sources = [probe.tilde(s) for s in config.sources]
+    yield info("config.sources", f"read from {', '.join(sources)}" if sources else "defaults only (no config file)")
+    for problem in config.errors:
+        yield error(
+            "config.source",
+            f"{probe.tilde(problem.source)}: {problem.message}",
+            fix=f"edit {probe.tilde(problem.source)}",
+        )
+    schemas = _schemas(probe)
+    installed = set(probe.manager.infos)  # a disabled plugin's section is still known
+    trouble = 0
+    for section, values in config.sections.items():
+        where = _where(probe, section)
+        if section in schemas:
+            for p in section_problems(section, values, schemas[section]):
+                trouble += 1
+                yield _key_check(section, p, where)
+        elif section not in installed:
+            trouble += 1
+            yield _unknown_section(section, sorted(installed | {"core"}), where)
+    if trouble == 0 and not config.errors:
+        yield ok("config.valid", "every section and key is known and valid")
+
+
+def _schemas(probe: Probe) -> dict[str, type]:
+    schemas: dict[str, type] = {"core": CoreConfig}
+    for name, function, argnames in probe.manager.implementations("config_schema"):
+        try:
+            schema = function(**({"ctx": None} if "ctx" in argnames else {}))
+        except Exception:  # the plugin's report says so; its keys just go unchecked
+            continue
+        if isinstance(schema, type):
+            schemas[name] = schema
+    return schemas
+
+
+def _where(probe: Probe, section: str) -> str:
+    origins = probe.config.origins.get(section, [])
+    return ", ".join(probe.tilde(o) for o in origins) or "config"
+
+
+def _unknown_section(section: str, known: list[str], where: str) -> Check:
+    close = difflib.get_close_matches(section, known, n=1, cutoff=0.6) or difflib.get_close_matches(
+        section.replace("_", "-").lower(), known, n=1, cutoff=0.6
+    )
+    if close:
+        return error(
+            f"config.section.{section}",
+            f"[{section}] in {where} is not a known section: did you mean [{close[0]}]?",
+            fix=f"edit {where}: rename [{section}] to [{close[0]}]",
+        )
+    return warning(
+        f"config.section.{section}",
+        f"[{section}] in {where} is not read by omcm or any installed plugin (known: {', '.join(known)})",
+        fix=f"edit {where}: remove [{section}]",
+    )
+
+
+def _key_check(section: str, p: Any, where: str) -> Check:
+    if p.error != "unknown key":
+        return error(
+            f"config.value.{section}.{p.key}",
+            f"[{section}] {p.key} = {_toml(p.value)} in {where} is refused ({p.error}); the default is used",
+            fix=f"edit {where}: fix [{section}] {p.key}",
+        )
+    known = [k.replace("_", "-") if "-" in p.key else k for k in p.known]
+    close = difflib.get_close_matches(p.key, known, n=1, cutoff=0.6)
+    hint = f": did you mean {close[0]}?" if close else f" (known: {', '.join(known) or 'none'})"
+    fix = f"edit {where}: rename {p.key} to {close[0]} in [{section}]" if close else f"edit {where}: remove {p.key}"
+    return error(f"config.key.{section}.{p.key}", f"[{section}] {p.key} is not a known key{hint}", fix=fix)
+
+
+def _toml(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except (TypeError, ValueError):
+        return str(value)[:80]

@@ -1,0 +1,81 @@
+"""Plugins: each installed plugin, whether it loaded, and the facts its ``doctor_report`` hook gives."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
+from omcm_core.context import Context
+
+# A plugin's problem text often ends with its remedy: "...; run omcm observer-worker --prune".
+_RUN = re.compile(r"[;(,]\s*run:?\s+(?P<fix>[^)]+)\)?\s*$")
+
+
+def plugins(probe: Probe) -> Iterator[Check]:
+    infos = list(probe.manager.infos.values())
+    if not infos:
+        yield error("plugins.none", "no omcm plugin is installed", fix=f"{_pip()} install omcm-tool-counter")
+        return
+    reports = {} if probe.store_blocked else dict(_reports(probe))
+    for plugin in infos:
+        label = f"{plugin.name} {plugin.version}".strip()
+        if not plugin.enabled:
+            if plugin.why.startswith(("import failed", "invalid")):
+                yield error(
+                    f"plugin.{plugin.name}",
+                    f"{label}: {plugin.why}",
+                    fix=f"{_pip()} install --force-reinstall {plugin.distribution or plugin.name}",
+                )
+            else:
+                yield info(f"plugin.{plugin.name}", f"{label}: off ({plugin.why})")
+            continue
+        yield from _enabled(plugin.name, label, reports.get(plugin.name))
+    if probe.store_blocked:
+        yield warning("plugins.reports", f"plugins' own reports skipped: {probe.store_blocked} (see Installation)")
+
+
+def _enabled(name: str, label: str, report: Mapping[str, Any] | None) -> Iterator[Check]:
+    report = dict(report or {})
+    problems = [str(p) for p in report.pop("problems", None) or []]
+    details = tuple(f"{key.replace('_', ' ')}: {plain(value)}" for key, value in report.items())
+    yield ok(f"plugin.{name}", f"{label}", details=details, data=report or None)
+    for n, problem in enumerate(problems):
+        match = _RUN.search(problem)
+        message, fix = (problem[: match.start()], match.group("fix").strip()) if match else (problem, None)
+        yield error(f"plugin.{name}.problem.{n}", f"{name}: {message.strip()}", fix=fix)
+
+
+def _reports(probe: Probe) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    for name, function, argnames in probe.manager.implementations("doctor_report"):
+        kwargs = {}
+        if "ctx" in argnames:
+            kwargs["ctx"] = Context(name, probe.home, probe.project, probe.config, dict(probe.env))
+        try:
+            section = function(**kwargs)
+        except Exception as exc:
+            section = {"problems": [f"its doctor_report hook raised {type(exc).__name__}: {exc}"]}
+        if isinstance(section, Mapping):
+            yield name, section
+
+
+def _pip() -> str:
+    # This interpreter's pip: right for a venv, pipx's and uv's tool environments alike.
+    import shlex
+    import sys
+
+    return f"{shlex.quote(sys.executable)} -m pip"
+
+
+def plain(value: Any) -> str:
+    """A value as a person reads it: lists joined with ", ", mappings as "key: value", no reprs."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {plain(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(plain(v) for v in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    return str(value)

@@ -1,0 +1,174 @@
+"""Registration: the Claude Code settings files that run omcm, and whether they cover every plugin's events.
+
+A plugin that gains a hook (say ``pre_compact``) answers nothing until its event is
+registered, which only ``omcm install`` does; an event registered for a hook no
+plugin implements any more starts a process per call for nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+from omcm_core._cli.doctor.records import Check, Probe, error, ok, warning
+from omcm_core._cli.install import InstallError, installed_commands, settings_path
+
+
+def registration(probe: Probe) -> Iterator[Check]:
+    files = _settings_files(probe)
+    broken = {}
+    registered: dict[Path, set[str]] = {}
+    for path, scope in files.items():
+        problem = _json_problem(path)
+        if problem:
+            broken[path] = problem
+            line, text = problem
+            yield error(
+                f"settings.{scope}.invalid",
+                f"{probe.tilde(path)} is not valid JSON ({text}); Claude Code cannot use it and omcm will not edit it",
+                fix=f"edit {probe.tilde(path)} line {line}: {text}" if line else f"edit {probe.tilde(path)}: {text}",
+            )
+            continue
+        events = {event for event, _ in installed_commands(path)}
+        if events:
+            registered[path] = events
+    if probe.env.get("CLAUDE_PLUGIN_ROOT"):
+        root = probe.env["CLAUDE_PLUGIN_ROOT"]
+        yield ok("settings.plugin", f"loaded as a Claude Code plugin from {root}", data={"root": root})
+        for path in registered:  # both routes: Claude Code runs every hook twice
+            yield warning(
+                f"settings.{files[path]}.twice",
+                f"{probe.tilde(path)} also runs omcm, so every hook runs twice",
+                fix=f"omcm uninstall{_install_command(path, files[path], probe)[len('omcm install') :]}",
+            )
+        return
+    if not registered:
+        # `omcm install` refuses a broken file: the edit above is the fix, and the only one shown.
+        if settings_path("user", None, probe.env) not in broken:
+            yield error("settings.none", "omcm is not registered in any Claude Code settings file", fix="omcm install")
+        return
+    wanted = _wanted_events(probe)
+    for path, events in registered.items():
+        yield from _coverage(probe, path, files[path], events, wanted)
+
+
+def _settings_files(probe: Probe) -> dict[Path, str]:
+    """Every settings file omcm installed into (its manifests) or may live in, -> its scope name."""
+    files: dict[Path, str] = {}
+    for scope in ("user", "project", "local"):
+        try:
+            path = settings_path(scope, probe.project, probe.env)
+        except InstallError:
+            continue
+        if path.exists() and path.resolve() not in {p.resolve() for p in files}:
+            files[path] = scope
+    for manifest in sorted((probe.home / "installs").glob("*.json")):
+        try:
+            path = Path(json.loads(manifest.read_text())["settings"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if path.exists() and path.resolve() not in {p.resolve() for p in files}:
+            files[path] = "other"
+    return files
+
+
+def _json_problem(path: Path) -> tuple[int, str] | None:
+    """(line, what is wrong) when ``path`` holds something other than a JSON object."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return 0, f"unreadable: {exc.strerror or exc}"
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return raw[: exc.start].count(b"\n") + 1, "not UTF-8 text"
+    except json.JSONDecodeError as exc:
+        return exc.lineno, f"{exc.msg} at column {exc.colno}"
+    return None if isinstance(data, dict) else (1, "the file must hold one JSON object { ... }")
+
+
+def _wanted_events(probe: Probe) -> dict[str, list[str]]:
+    """Event -> the enabled plugins whose hooks answer it (what `omcm install` would register now)."""
+    from omcm_core._cli.install import client_version
+    from omcm_core.events import EVENTS, events_for_hooks
+
+    hooks: dict[str, list[str]] = {}
+    for plugin in probe.manager.enabled():
+        for hook in plugin.hooks:
+            hooks.setdefault(hook, []).append(plugin.name)
+    events = events_for_hooks(set(hooks), client_version())
+    return {event: sorted(hooks[EVENTS[event].hook]) for event in events}
+
+
+def _install_command(path: Path, scope: str, probe: Probe) -> str:
+    if scope == "user":
+        return "omcm install"
+    if scope in ("project", "local"):
+        return f"omcm install --scope {scope}"
+    return f"omcm install --settings {shlex.quote(probe.tilde(path))}"
+
+
+def _coverage(probe: Probe, path: Path, scope: str, events: set[str], wanted: dict[str, list[str]]) -> Iterator[Check]:
+    from omcm_core.events import EVENTS
+
+    shown = probe.tilde(path)
+    ordered = sorted(events, key=lambda e: (list(EVENTS).index(e) if e in EVENTS else len(EVENTS), e))
+    data = {"path": str(path), "scope": scope, "events": ordered}
+    yield ok(f"settings.{scope}", f"{shown} runs omcm for {', '.join(ordered)}", data=data)
+    install = _install_command(path, scope, probe)
+    for event in wanted:
+        if event not in events:
+            hook, plugins = EVENTS[event].hook, ", ".join(wanted[event])
+            yield error(
+                f"settings.{scope}.missing.{event}",
+                f"{event} is not registered in {shown}, so {plugins}'s {hook} hook never runs",
+                fix=install,
+            )
+    for event in sorted(events - set(wanted)):
+        yield warning(
+            f"settings.{scope}.unused.{event}",
+            f"{event} is registered in {shown} but no enabled plugin answers it (a process per call for nothing)",
+            fix=f"omcm uninstall{install[len('omcm install') :]} && {install}",
+        )
+    yield from _commands(probe, path, scope, f"omcm uninstall{install[len('omcm install') :]} && {install}")
+
+
+def _commands(probe: Probe, path: Path, scope: str, reinstall: str) -> Iterator[Check]:
+    """Commands that cannot run, run twice, or run another omcm (after a move to pipx, say)."""
+    from collections import Counter
+
+    import omcm_core
+
+    shown, ours = probe.tilde(path), (Path(omcm_core.__file__).parent / "fast_hook.py").resolve()
+    found = installed_commands(path)
+    gone, others = set(), set()
+    for _event, command in found:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            continue
+        gone |= {w for w in words[:3] if w.startswith("/") and not Path(w).exists()}
+        others |= {w for w in words[:3] if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+    for program in sorted(gone):
+        yield error(
+            f"settings.{scope}.missing_program",
+            f"{shown} runs {program}, which does not exist (omcm was moved or reinstalled)",
+            fix=reinstall,
+        )
+    twice = sorted(event for event, n in Counter(event for event, _ in found).items() if n > 1)
+    if twice:
+        yield error(
+            f"settings.{scope}.twice",
+            f"{shown} runs omcm more than once for {', '.join(twice)} (two installations registered)",
+            fix=reinstall,
+        )
+    for other in sorted(others - gone):
+        yield warning(
+            f"settings.{scope}.other_install",
+            f"{shown} runs the omcm of {probe.tilde(Path(other).parent.parent)}, not this one ({probe.tilde(ours.parent.parent)})",
+            fix=reinstall,
+        )

@@ -1,0 +1,51 @@
+"""The sections of ``omcm doctor``, in the order shown: a title and a function of the :class:`Probe`.
+
+A section is one function ``probe -> iterable of Check`` (or of mappings with the
+``--json`` keys: ``message``, ``level``, ``fix``...) plus one line here. A section
+that raises is shown as one failed check; the others still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from omcm_core._cli.doctor.configuration import configuration
+from omcm_core._cli.doctor.installation import installation
+from omcm_core._cli.doctor.plugins import plugins
+from omcm_core._cli.doctor.records import Check, Probe, as_check, error
+from omcm_core._cli.doctor.registration import registration
+from omcm_core._cli.doctor.runtime import daemon, errors
+from omcm_core._cli.doctor.store import store
+from omcm_core._cli.doctor.team import team_store
+from omcm_core._cli.doctor.workers import workers
+
+SectionFunction = Callable[[Probe], Iterable["Check | Mapping[str, Any]"]]
+
+# Installation runs first: it decides whether the store may be opened (see Probe.store_blocked).
+SECTIONS: list[tuple[str, SectionFunction]] = [
+    ("Installation", installation),
+    ("Registration in Claude Code settings", registration),
+    ("Configuration", configuration),
+    ("Store", store),
+    ("Plugins", plugins),
+    ("Daemon", daemon),
+    ("Background workers", workers),
+    ("Team store", team_store),
+    ("Recent errors", errors),
+]
+
+
+def run_sections(probe: Probe, sections: list[tuple[str, SectionFunction]] | None = None) -> list[dict[str, Any]]:
+    """Every section's checks, as ``[{"name": title, "checks": [Check, ...]}]``."""
+    out = []
+    for title, function in SECTIONS if sections is None else sections:
+        slug = title.split()[0].lower()
+        checks: list[Check] = []
+        try:
+            for n, item in enumerate(function(probe)):
+                checks.append(as_check(item, f"{slug}.{n}"))
+        except Exception as exc:  # one broken check must not hide the others
+            checks.append(error(f"{slug}.crashed", f"this check failed: {type(exc).__name__}: {exc}"))
+        out.append({"name": title, "checks": checks})
+    return out

@@ -1,0 +1,97 @@
+"""``omcm team``: create the team store's schema, show its state, sync now, prune old entries."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from omcm_core._cli.invocation import Invocation
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("team", help="share lessons with a team through PostgreSQL (docs/teams.md)")
+    actions = p.add_subparsers(dest="team_action", metavar="ACTION", required=True)
+    actions.add_parser("init", help="create or upgrade the schema on the server").set_defaults(run=init)
+    status_p = actions.add_parser("status", help="connection, schema version, outbox, last sync, lag")
+    status_p.add_argument("--json", action="store_true", help="one JSON object")
+    status_p.set_defaults(run=status)
+    sync_p = actions.add_parser("sync", help="ship the outbox and fetch the team's entries now")
+    sync_p.add_argument("--if-idle", action="store_true", help="return at once if a sync is running (hooks use it)")
+    sync_p.set_defaults(run=sync)
+    prune_p = actions.add_parser("prune", help="delete entries untouched for DAYS everywhere (tombstones)")
+    prune_p.add_argument("--days", type=float, required=True)
+    prune_p.set_defaults(run=prune)
+
+
+def _core(inv: Invocation):
+    from omcm_core.config import CoreConfig
+
+    core = inv.config.section("core", CoreConfig)
+    if not core.team_store:
+        print("no team store: set [core] team_store or OMCM__CORE__TEAM_STORE (docs/teams.md)", file=sys.stderr)
+    return core
+
+
+def init(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._runtime.team import schema, server
+
+    core = _core(inv)
+    if not core.team_store:
+        return 2
+    try:
+        conn = server.connect(core.team_store)
+    except server.TeamServerError as exc:
+        print(f"cannot connect to {server.mask_url(core.team_store)}: {exc}", file=sys.stderr)
+        return 1
+    with conn:
+        before, after = schema.migrate(conn)
+    print(f"team schema on {server.mask_url(core.team_store)}: version {before} -> {after}")
+    return 0
+
+
+def status(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._runtime.team import health
+
+    core = _core(inv)
+    info = health.status(inv.home, core)
+    if args.json:
+        print(json.dumps(info, sort_keys=True))
+    else:
+        for key, value in info.items():
+            print(f"{key}: {value}")
+    return 0 if info.get("connection") == "ok" else 1
+
+
+def sync(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._runtime.team.sync import sync as run_sync
+
+    core = _core(inv)
+    if not core.team_store:
+        return 2
+    report = run_sync(inv.home, core, wait_s=0 if args.if_idle else 120)
+    if report.skipped:
+        print("another sync is running")
+        return 0
+    if report.error:
+        print(f"sync failed (outbox kept): {report.error}", file=sys.stderr)
+        return 1
+    print(f"shipped {report.shipped}, fetched {report.fetched}")
+    return 0
+
+
+def prune(args: argparse.Namespace, inv: Invocation) -> int:
+    from omcm_core._runtime.team import server
+
+    core = _core(inv)
+    if not core.team_store:
+        return 2
+    try:
+        conn = server.connect(core.team_store)
+    except server.TeamServerError as exc:
+        print(f"cannot connect: {exc}", file=sys.stderr)
+        return 1
+    with conn:
+        deleted, removed = server.prune(conn, args.days)
+    print(f"{deleted} entries deleted (tombstones shipped to every machine), {removed} old tombstones removed")
+    return 0

@@ -1,0 +1,89 @@
+"""What ``omcm team status`` shows and ``omcm doctor`` checks: connection, schema version, outbox, lag."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from omcm_core import team
+from omcm_core.config import CoreConfig
+from omcm_core.store import Store
+
+Check = tuple[bool, str, "str | None"]
+
+
+def status(home: Path, core: CoreConfig, connect: bool = True) -> dict[str, Any]:
+    """The team store's state as plain data; the URL masked, the server asked only when ``connect``."""
+    from omcm_core._runtime.team import schema, server
+
+    store = Store(home)
+    try:
+        team.ready(store)
+        ((outbox,),) = store.query("SELECT count(*) FROM team_outbox")
+        ((items,),) = store.query("SELECT count(*) FROM team_items")
+        last_sync = team.get_meta(store, "last_sync")
+        report: dict[str, Any] = {
+            "team_store": server.mask_url(core.team_store) if core.team_store else None,
+            "outbox": outbox,
+            "local_entries": items,
+            "last_sync": float(last_sync) if last_sync else None,
+            "since_last_sync_s": round(time.time() - float(last_sync), 1) if last_sync else None,
+            "last_error": team.get_meta(store, "last_error"),
+            "sync_running": team.sync_running(home),
+            "schema_needed": schema.NEEDS,
+            "schema_known": len(schema.MIGRATIONS),
+        }
+        cursor = int(team.get_meta(store, "cursor") or 0)
+    finally:
+        store.close()
+    if not (connect and core.team_store):
+        return report
+    try:
+        conn = server.connect(core.team_store)
+    except server.TeamServerError as exc:
+        return {**report, "connection": "failed", "connection_error": str(exc)}
+    try:
+        version = schema.version(conn)
+        report.update(connection="ok", schema_version=version)
+        if version >= schema.NEEDS:
+            report["lag_entries"] = max(0, server.head(conn) - cursor)
+    except Exception as exc:
+        report.update(connection="failed", connection_error=server.mask_url(str(exc)))
+    finally:
+        conn.close()
+    return report
+
+
+def team_health(home: Path, core: CoreConfig) -> list[Check]:
+    """For ``omcm doctor``: (ok, message, command that fixes it or None); [] when no team store is set."""
+    if not core.team_store:
+        return []
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return [(False, "team_store is set but the PostgreSQL driver is missing", "pip install 'omcm-core[team]'")]
+    info = status(home, core)
+    where = info["team_store"]
+    if info.get("connection") != "ok":
+        return [(False, f"team store {where} unreachable: {info.get('connection_error')}", "omcm team status")]
+    checks: list[Check] = [(True, f"team store {where} reachable", None)]
+    version = info["schema_version"]
+    if version < info["schema_needed"]:
+        checks.append(
+            (False, f"team schema version {version}, this omcm needs {info['schema_needed']}", "omcm team init")
+        )
+    else:
+        checks.append((True, f"team schema version {version} (this omcm knows {info['schema_known']})", None))
+    behind, since = info.get("lag_entries", 0), info["since_last_sync_s"]
+    stale = since is None or since > 3600
+    checks.append(
+        (
+            not stale and not info["last_error"],
+            f"team sync: {info['outbox']} rows to ship, {behind} entries behind, last sync "
+            + (f"{since:.0f} s ago" if since is not None else "never")
+            + (f", last error: {info['last_error']}" if info["last_error"] else ""),
+            "omcm team sync" if stale or info["last_error"] else None,
+        )
+    )
+    return checks

@@ -1,0 +1,125 @@
+"""Talking to the team's PostgreSQL: connect, ship outbox rows, fetch changed entries, prune.
+
+Shipping is idempotent: each machine's outbox rows carry a sequence number
+that only grows (SQLite AUTOINCREMENT, and a fresh local store gets a fresh
+origin id), and the server keeps the last one it applied per origin, in the
+same transaction as the entries. A batch cut off by a crash or a lost network
+is shipped again and its applied rows are skipped: nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from omcm_core._runtime.team import schema
+
+CONNECT_TIMEOUT_S = 5
+_PASSWORD = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+_URL_SECRET = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+
+
+def mask_url(text: str) -> str:
+    """``text`` with any password in a URL or a conninfo string replaced: safe for logs and output."""
+    return _PASSWORD.sub(r"\1***", _URL_SECRET.sub(r"\1***@", text or ""))
+
+
+class TeamServerError(Exception):
+    """The server could not be reached or refused: the message is masked."""
+
+
+def connect(url: str, timeout: float = CONNECT_TIMEOUT_S):
+    import psycopg
+
+    try:
+        return psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True, application_name="omcm")
+    except Exception as exc:
+        raise TeamServerError(mask_url(f"{type(exc).__name__}: {exc}".replace(url, mask_url(url)))) from None
+
+
+def salt(conn) -> str | None:
+    row = conn.execute("SELECT value FROM omcm_team_meta WHERE name = 'project_salt'").fetchone()
+    return row[0] if row else None
+
+
+_UPSERT = """
+INSERT INTO omcm_team_items AS t (kind, project, key, payload, count, deleted, updated_by, server_seq)
+VALUES (%(kind)s, %(project)s, %(key)s, %(payload)s::jsonb, %(count)s, %(deleted)s, %(user)s, nextval('omcm_team_seq'))
+ON CONFLICT (kind, project, key) DO UPDATE SET
+    payload = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN t.deleted THEN excluded.payload
+                   ELSE t.payload || excluded.payload END,
+    count = CASE WHEN excluded.deleted THEN 0 WHEN t.deleted THEN excluded.count ELSE t.count + excluded.count END,
+    deleted = excluded.deleted,
+    updated_by = excluded.updated_by,
+    server_seq = excluded.server_seq,
+    updated_at = now()
+"""
+
+
+def ship(conn, origin: str, user: str, rows: Sequence[dict[str, Any]]) -> int:
+    """Apply ``rows`` (in seq order) once each; returns how many were new. All or nothing."""
+    if not rows:
+        return 0
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+        found = conn.execute("SELECT last_seq FROM omcm_team_origins WHERE origin = %s", (origin,)).fetchone()
+        last = found[0] if found else 0
+        new = [dict(r, user=user, deleted=r["op"] == "delete") for r in rows if r["seq"] > last]
+        if new:
+            with conn.cursor() as cur:
+                cur.executemany(_UPSERT, new)
+            conn.execute(
+                "INSERT INTO omcm_team_origins(origin, last_seq, user_id) VALUES (%s, %s, %s) "
+                "ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq, user_id = excluded.user_id, "
+                "updated_at = now()",
+                (origin, max(r["seq"] for r in new), user),
+            )
+    return len(new)
+
+
+def changes(conn, after: int, limit: int) -> list[tuple]:
+    """Entries changed after server sequence ``after``, oldest first (tombstones included)."""
+    return conn.execute(
+        "SELECT kind, project, key, payload::text, count, deleted, updated_by, server_seq FROM omcm_team_items "
+        "WHERE server_seq > %s ORDER BY server_seq LIMIT %s",
+        (after, limit),
+    ).fetchall()
+
+
+def purged_through(conn) -> int:
+    """Tombstones up to this sequence were removed: a reader behind it must start over."""
+    row = conn.execute("SELECT value FROM omcm_team_meta WHERE name = 'purged_through'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def head(conn) -> int:
+    return conn.execute("SELECT coalesce(max(server_seq), 0) FROM omcm_team_items").fetchone()[0]
+
+
+def prune(conn, older_than_days: float, tombstone_days: float = 30.0) -> tuple[int, int]:
+    """Retention: entries untouched for ``older_than_days`` become tombstones; old tombstones are removed.
+
+    Returns (entries deleted, tombstones removed).
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+        deleted = conn.execute(
+            "UPDATE omcm_team_items SET deleted = true, payload = '{}'::jsonb, count = 0, "
+            "server_seq = nextval('omcm_team_seq'), updated_at = now() "
+            "WHERE NOT deleted AND updated_at < now() - make_interval(secs => %s)",
+            (older_than_days * 86400,),
+        ).rowcount
+        gone = conn.execute(
+            "DELETE FROM omcm_team_items WHERE deleted AND updated_at < now() - make_interval(secs => %s) "
+            "RETURNING server_seq",
+            (tombstone_days * 86400,),
+        ).fetchall()
+        if gone:
+            conn.execute(
+                "INSERT INTO omcm_team_meta(name, value) VALUES ('purged_through', %s) "
+                "ON CONFLICT (name) DO UPDATE SET value = greatest(omcm_team_meta.value::bigint, "
+                "excluded.value::bigint)::text",
+                (str(max(s for (s,) in gone)),),
+            )
+    return deleted, len(gone)

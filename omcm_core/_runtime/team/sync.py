@@ -1,0 +1,180 @@
+"""One sync with the team server: ship the outbox in batches, then fetch what changed since last time.
+
+Run by ``omcm team sync``, which hooks start detached (``omcm_core.team.maybe_sync``);
+never inside a hook. One sync at a time per OMCM_HOME (a file lock); a server
+that is down, slow or unreachable ends the sync with the outbox kept and the
+error (masked) noted for ``omcm team status``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+
+import attrs
+
+from omcm_core import team
+from omcm_core._runtime.team import schema, server
+from omcm_core.config import CoreConfig
+from omcm_core.files import file_lock
+from omcm_core.log import get_logger
+from omcm_core.paths import ensure_private_dir
+from omcm_core.store import Store
+
+SHIP_BATCH = 500
+FETCH_BATCH = 2000
+MAX_OUTBOX = 200_000  # rows kept while the server is unreachable (about 60 MB); older ones are dropped
+_log = get_logger(component="team")
+
+
+@attrs.frozen
+class SyncReport:
+    shipped: int = 0
+    fetched: int = 0
+    error: str | None = None
+    skipped: bool = False  # another sync held the lock
+
+
+def sync(home: Path, core: CoreConfig, wait_s: float = 0) -> SyncReport:
+    """Ship and fetch once; while another sync runs, wait up to ``wait_s`` for it, then return ``skipped``."""
+    ensure_private_dir(Path(home))
+    try:
+        with file_lock(Path(home) / team.SYNC_LOCK, timeout=wait_s):
+            return _sync_locked(Store(home), home, core)
+    except TimeoutError:
+        return SyncReport(skipped=True)
+
+
+def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
+    team.ready(store)
+    shipped = fetched = 0
+    try:
+        conn = server.connect(core.team_store)
+        try:
+            found = schema.version(conn)
+            if found < schema.NEEDS:
+                raise server.TeamServerError(
+                    f"server schema version {found}, this omcm needs {schema.NEEDS}: run `omcm team init`"
+                )
+            salt = server.salt(conn)
+            if not salt:
+                raise server.TeamServerError("the server has no project salt: run `omcm team init`")
+            _adopt(store, salt)
+            shipped = _ship(store, conn, origin(store), team.user_id(home, core.team_user), salt)
+            fetched = _fetch(store, conn)
+        finally:
+            conn.close()
+    except Exception as exc:
+        message = server.mask_url(str(exc).replace(core.team_store, server.mask_url(core.team_store)))
+        _note(store, error=message)
+        _trim(store)
+        _log.warning("team_sync_failed", error=message, shipped=shipped, fetched=fetched)
+        return SyncReport(shipped, fetched, message)
+    _note(store, error=None)
+    if shipped or fetched:
+        _log.info("team_synced", shipped=shipped, fetched=fetched)
+    return SyncReport(shipped, fetched)
+
+
+def _adopt(store: Store, salt: str) -> None:
+    """Remember the server's salt; another salt is another server (or a new one): the copy starts over."""
+    with store.transaction() as local:
+        known = local.execute("SELECT value FROM team_meta WHERE name = 'project_salt'").fetchone()
+        if known and known[0] != salt:
+            local.execute("DELETE FROM team_items")
+            local.execute("DELETE FROM team_meta WHERE name = 'cursor'")
+        team.set_meta(local, "project_salt", salt)
+
+
+def origin(store: Store) -> str:
+    """This store's origin id: made with the store, so a store started afresh never reuses sequence numbers."""
+    found = team.get_meta(store, "origin")
+    if found:
+        return found
+    with store.transaction() as conn:
+        row = conn.execute("SELECT value FROM team_meta WHERE name = 'origin'").fetchone()
+        if row:
+            return row[0]
+        value = "o-" + secrets.token_hex(12)
+        team.set_meta(conn, "origin", value)
+    return value
+
+
+def _ship(store: Store, conn, origin_id: str, user: str, salt: str) -> int:
+    from omcm_core.redact import mask, mask_structured
+
+    total = 0
+    while True:
+        rows = store.query(
+            "SELECT seq, kind, project_source, key, op, count, payload FROM team_outbox ORDER BY seq LIMIT ?",
+            (SHIP_BATCH,),
+        )
+        if not rows:
+            return total
+        batch = [
+            {
+                "seq": seq,
+                "kind": kind,
+                "project": team.hash_project(salt, source),
+                "key": mask(key),  # masked again: a rule added since the row was queued
+                "op": op,
+                "count": count,
+                "payload": json.dumps(mask_structured(json.loads(payload)), ensure_ascii=False),
+            }
+            for seq, kind, source, key, op, count, payload in rows
+        ]
+        total += server.ship(conn, origin_id, user, batch)
+        # Deleted only after the server committed; a crash in between ships the batch again, skipped there.
+        with store.transaction() as local:
+            local.execute("DELETE FROM team_outbox WHERE seq <= ?", (rows[-1][0],))
+
+
+def _fetch(store: Store, conn) -> int:
+    cursor = int(team.get_meta(store, "cursor") or 0)
+    restart = cursor < server.purged_through(conn)
+    total = 0
+    while True:
+        rows = server.changes(conn, 0 if restart else cursor, FETCH_BATCH)
+        with store.transaction() as local:
+            if restart:  # tombstones we never saw were removed: start the copy over
+                local.execute("DELETE FROM team_items")
+                restart = False
+            for kind, project, key, payload, count, deleted, by, seq in rows:
+                if deleted:
+                    local.execute(
+                        "DELETE FROM team_items WHERE kind = ? AND project = ? AND key = ?", (kind, project, key)
+                    )
+                else:
+                    local.execute(
+                        "INSERT OR REPLACE INTO team_items(kind, project, key, payload, count, updated_by, server_seq) "
+                        "VALUES(?, ?, ?, ?, ?, ?, ?)",
+                        (kind, project, key, payload, count, by, seq),
+                    )
+            if rows:
+                cursor = rows[-1][-1]
+                team.set_meta(local, "cursor", cursor)
+        total += len(rows)
+        if len(rows) < FETCH_BATCH:
+            return total
+
+
+def _trim(store: Store) -> None:
+    """A server gone for good must not grow the local store without end: keep the newest MAX_OUTBOX rows."""
+    with store.transaction() as conn:
+        dropped = conn.execute(
+            "DELETE FROM team_outbox WHERE seq <= (SELECT max(seq) FROM team_outbox) - ?", (MAX_OUTBOX,)
+        ).rowcount
+    if dropped:
+        _log.error("team_outbox_trimmed", dropped=dropped, kept=MAX_OUTBOX)
+
+
+def _note(store: Store, error: str | None) -> None:
+    with store.transaction() as conn:
+        if error is None:
+            team.set_meta(conn, "last_sync", time.time())
+            conn.execute("DELETE FROM team_meta WHERE name = 'last_error'")
+        else:
+            team.set_meta(conn, "last_error", error[:500])
+            team.set_meta(conn, "last_error_at", time.time())

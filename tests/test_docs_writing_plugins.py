@@ -1,0 +1,59 @@
+"""docs/writing-plugins.md shows what the commands really print.
+
+Each sample is a fenced block after an ``<!-- output of: ... -->`` comment; its
+first line is the command (``$ ...``), the rest its output. The sample of
+``omcm plugins`` for a freshly generated plugin is checked in
+test_new_plugin_install.py, in a venv that holds only that plugin.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-plugins.md"
+
+
+def doc_samples() -> dict[str, tuple[str, list[str]]]:
+    """``output of`` label -> (command, output lines)."""
+    text = DOC.read_text(encoding="utf-8")
+    samples = {}
+    for label, block in re.findall(r"<!-- output of: (.+?) -->\n```\n(.*?)```", text, re.S):
+        command, *output = block.rstrip("\n").split("\n")
+        samples[label] = (command.removeprefix("$ "), output)
+    return samples
+
+
+def omcm(args: list[str], cwd: Path, home: Path, **env: str) -> list[str]:
+    full_env = {**os.environ, "OMCM_HOME": str(home), **env}
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.rstrip("\n").split("\n")
+
+
+def test_the_doc_has_its_samples():
+    assert set(doc_samples()) == {
+        "omcm new-plugin careful-rm",
+        "omcm plugins (only careful-rm installed)",
+        "omcm plugins (only bash-guard installed)",
+    }
+
+
+def test_new_plugin_sample_is_the_real_output(tmp_path):
+    command, output = doc_samples()["omcm new-plugin careful-rm"]
+    assert command == "omcm new-plugin careful-rm"
+    assert omcm(command.split()[1:], cwd=tmp_path, home=tmp_path / "home") == output
+
+
+def test_plugins_sample_is_the_real_output(bash_guard_site, tmp_path):
+    """Other plugins are installed here: compare bash-guard's rows (a name line, then its hooks line)."""
+    command, output = doc_samples()["omcm plugins (only bash-guard installed)"]
+    path = os.pathsep.join([str(bash_guard_site), os.environ.get("PYTHONPATH", "")])
+    lines = omcm(command.split()[1:], cwd=tmp_path, home=tmp_path / "home", PYTHONPATH=path)
+    first = next(i for i, line in enumerate(lines) if line.startswith("bash-guard "))
+    assert lines[first : first + 2] == output
