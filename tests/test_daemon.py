@@ -169,7 +169,8 @@ def test_only_one_daemon_runs(daemon_env):
 
 
 def test_daemon_restarts_when_plugins_change_and_exits_when_idle(daemon_env, bash_guard_site):
-    env = {**daemon_env, "OMCM_DAEMON_IDLE_S": "2"}
+    # Its calls carry a session whose client (this test process) lives on: that session idles out.
+    env = {**daemon_env, "OMCM_DAEMON_SESSION_IDLE_S": "2", "OMCM_DAEMON_LINGER_S": "0"}
     run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env)
     _wait_running(env)
     module = bash_guard_site / "omcm_bash_guard" / "__init__.py"

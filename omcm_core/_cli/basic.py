@@ -78,4 +78,20 @@ def daemon(args: argparse.Namespace, inv: Invocation) -> int:
         return 0
     where = daemon.status(inv.env)
     print(f"running at {where}" if where else "not running")
+    if where:
+        from omcm_core._runtime.control import details
+
+        print(_describe(details(inv.env)))
     return 0 if where else 1
+
+
+def _describe(info: dict | None) -> str:
+    if info is None:
+        return "  (it does not report details: started by an older omcm)"
+    sessions = ", ".join(
+        f"{s['session_id']} (client pid {s['client_pid']}, idle {s['idle_s']} s)" for s in info["sessions"]
+    )
+    return (
+        f"  pid {info['pid']}, {info['served']} calls served, idle {info['idle_s']} s, {info['rss_mb']} MB resident\n"
+        f"  live sessions: {sessions or 'none'}"
+    )

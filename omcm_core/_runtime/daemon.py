@@ -4,17 +4,20 @@ Started on demand by the hook client (``omcm daemon run``), one per
 installation (interpreter folder and version, omcm_core's folder, PYTHONPATH,
 OMCM_HOME), never two at once (an exclusive lock beside the socket, handed down
 by the client that starts it), owner-only (socket in a 0700 folder, mode 0600,
-peer uid checked on Linux). It exits after ``OMCM_DAEMON_IDLE_S`` seconds
-without work (default 300), as soon as omcm's or a loaded plugin's code changes
-on disk, and after a call in which a plugin overran its budget (its thread may
-hold the GIL); before exiting it refuses every queued connection and finishes
-the calls in flight, so no call is dropped (the protocol is in ``wire.py``).
+peer uid checked on Linux). It stays while a Claude Code session that used it
+is alive and exits soon after the last one ends (``sessions.py`` has the policy
+and its settings), as soon as omcm's or a loaded plugin's code changes on disk,
+and after a call in which a plugin overran its budget (its thread may hold the
+GIL); before exiting it refuses every queued connection and finishes the calls
+in flight, so no call is dropped (the protocol is in ``wire.py``).
 
-Requests are answered one at a time by :func:`omcm_core._runtime.dispatch.handle`
-under the caller's umask, working directory and environment subset
-(``callstate.py``), exactly as in process. A caller that would wait more than
-``OMCM_DAEMON_QUEUE_MS`` (default 250) for its turn, or past its deadline, is
-told to answer in process instead, so one slow plugin never queues the session.
+Requests are answered one at a time, in arrival order (``turns.py``), by
+:func:`omcm_core._runtime.dispatch.handle` under the caller's umask, working
+directory and environment subset (``callstate.py``), exactly as in process. A
+caller that would wait for its turn longer than answering in process takes (the
+time this daemon took to start, at least ``OMCM_DAEMON_QUEUE_MS``,
+default 250), or past its deadline, is told at once to answer in process
+instead, so one slow plugin never queues the session.
 """
 
 from __future__ import annotations
@@ -22,19 +25,20 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import struct
 import threading
 import time
 from pathlib import Path
 
-from omcm_core._runtime import callstate, dispatch, wire
-from omcm_core._runtime.client import socket_path, socket_problem
+from omcm_core._runtime import callstate, control, dispatch, listener, sessions, turns, wire
+from omcm_core._runtime.client import socket_path
 from omcm_core._runtime.codewatch import CodeWatch
-from omcm_core.files import file_lock
+from omcm_core._runtime.control import status, stop
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 
 _log = get_logger(component="daemon")
+__all__ = ["Daemon", "run", "status", "stop"]
+_CHECK_S = 0.5  # how often the serve loop looks at the sessions' clients (its accept timeout)
 
 
 def _overran() -> bool:
@@ -48,11 +52,13 @@ def _overran() -> bool:
 
 
 class Daemon:
-    def __init__(self, path: str, idle_s: float, queue_ms: float) -> None:
+    def __init__(self, path: str, policy: sessions.Policy, queue_ms: float) -> None:
         self.path = path
-        self.idle_s = idle_s
+        self.sessions = sessions.Sessions(policy)
+        self.books = threading.Lock()  # guards self.sessions: connection threads note, the loop prunes
+        self.checked = 0.0
         self.queue_s = queue_ms / 1000
-        self.one_call_at_a_time = threading.Lock()
+        self.turns = turns.Turns()  # one call at a time, in arrival order
         self.last_activity = time.monotonic()
         self.stopping = threading.Event()
         self.code = CodeWatch()
@@ -64,7 +70,7 @@ class Daemon:
         """Accept until idle or told to stop, then refuse the backlog and finish calls in flight."""
         server.settimeout(0.5)
         while not self.stopping.is_set():
-            if not self.in_flight and time.monotonic() - self.last_activity > self.idle_s:
+            if not self.in_flight and self._done():
                 _log.info("daemon_idle_exit", served=self.served)
                 break
             try:
@@ -78,6 +84,54 @@ class Daemon:
         self._drain(server)
         for thread in list(self.in_flight):
             thread.join()
+
+    def _done(self) -> bool:
+        """No live session and idle long enough (checked every _CHECK_S)."""
+        now = time.monotonic()
+        if now - self.checked < _CHECK_S:
+            return False
+        self.checked = now
+        with self.books:
+            for sid, why in self.sessions.prune(now):
+                _log.info("daemon_session_gone", session_id=sid, why=why)
+            return self.sessions.should_exit(now, self.last_activity)
+
+    def _details(self) -> bytes:
+        import json
+
+        now = time.monotonic()
+        with self.books:
+            live = [
+                {"session_id": sid, "idle_s": round(now - s.last_seen), "client_pid": s.owner.pid if s.owner else None}
+                for sid, s in self.sessions.live.items()
+            ]
+        policy = self.sessions.policy
+        return json.dumps(
+            {
+                "pid": os.getpid(),
+                "served": self.served,
+                "idle_s": round(now - self.last_activity),
+                "sessions": live,
+                "policy": {
+                    "idle_s": policy.idle_s,
+                    "session_idle_s": policy.session_idle_s,
+                    "linger_s": policy.linger_s,
+                },
+                "queue_ms": round(self.queue_s * 1000),
+                "typical_call_ms": round(self.turns.typical_s * 1000, 1),
+                "rss_mb": sessions.rss_mb(),
+            }
+        ).encode()
+
+    def _note(self, peer_pid: int, request: wire.Request) -> None:
+        """Remember the call's session and the Claude Code process behind it."""
+        sid = sessions.field(request.raw, b"session_id")
+        if sid is None:
+            return
+        event = request.event or sessions.field(request.raw, b"hook_event_name") or ""
+        owner = sessions.owner_of(peer_pid)  # now: the hook process is waiting for us
+        with self.books:
+            self.sessions.seen(sid, event, owner, time.monotonic())
 
     def _start(self, conn: socket.socket) -> None:
         thread = threading.Thread(target=self._serve_one, args=(conn,), daemon=True)
@@ -108,7 +162,8 @@ class Daemon:
             self.in_flight.discard(threading.current_thread())
 
     def _answer(self, conn: socket.socket) -> None:
-        if not _same_user(conn):
+        peer_pid = listener.peer_pid(conn)
+        if peer_pid is None:
             _log.error("daemon_foreign_peer")
             return
         data = bytearray()
@@ -120,14 +175,22 @@ class Daemon:
             self.stopping.set()
             conn.sendall(wire.encode_refusal("stopping"))
             return
-        wait = min(self.queue_s, request.accept_by - time.monotonic())
-        if wait <= 0 or not self.one_call_at_a_time.acquire(timeout=wait):
-            conn.sendall(wire.encode_refusal("late" if wait <= 0 else "busy"))
+        if request.verb == control.DETAILS:  # not activity: asking must not keep us alive
+            conn.sendall(wire.ACCEPTED + wire.encode_done(0, self._details(), b""))
+            return
+        self._note(peer_pid, request)  # even a call we refuse: its session is alive
+        if time.monotonic() >= request.accept_by:
+            conn.sendall(wire.encode_refusal("late"))
+            return
+        waited = self.turns.take(self.queue_s, request.accept_by)
+        if waited is None:
+            conn.sendall(wire.encode_refusal("busy"))
             return
         try:
             reply = self._run(conn, request)
         finally:
-            self.one_call_at_a_time.release()
+            self.turns.give_back()
+        _log.debug("daemon_call", waited_ms=round(waited * 1000, 1), typical_ms=round(self.turns.typical_s * 1000, 1))
         if reply is not None:
             conn.sendall(reply)
 
@@ -158,76 +221,30 @@ class Daemon:
         return wire.encode_done(outcome.exit_code, outcome.stdout, outcome.stderr)
 
 
-def _same_user(conn: socket.socket) -> bool:
-    if not hasattr(socket, "SO_PEERCRED"):
-        return True  # the 0700 folder and 0600 socket already keep others out
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
-
-
-@contextlib.contextmanager
-def _run_lock(path: str, env: dict):
-    """The lock that makes this the only daemon here: handed down by the client that started us, or taken."""
-    inherited = env.pop("OMCM_DAEMON_LOCK_FD", None)
-    os.environ.pop("OMCM_DAEMON_LOCK_FD", None)
-    if inherited and inherited.isdigit():
-        try:
-            os.fstat(int(inherited))
-            yield
-            return
-        except OSError:
-            pass  # not a descriptor after all (started by hand with the variable set)
-    with file_lock(Path(path + ".lock"), timeout=0):
-        yield
-
-
-def _bind(path: str) -> socket.socket | None:
-    """A listening socket at ``path``; None (logged) if the folder is unsafe or the path is taken."""
-    problem = socket_problem(os.fsencode(path))
-    if problem and not problem.endswith("is not a socket"):
-        _log.error("daemon_socket_unsafe", reason=problem, socket=path)
-        return None
-    try:
-        os.unlink(path)  # left by a daemon that was killed
-    except FileNotFoundError:
-        pass
-    except OSError:  # a folder: repaired if it is an empty one of ours
-        from omcm_core._runtime.starter import repair
-
-        if not repair(path):
-            return None
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
-    try:
-        server.bind(path)
-    finally:
-        os.umask(old_umask)
-    server.listen(64)
-    return server
-
-
 def run(env: dict | None = None) -> int:
     """Serve until idle or outdated. Returns at once if another daemon holds the lock."""
     env = dict(os.environ if env is None else env)
     path = socket_path(env)
     ensure_private_dir(Path(os.path.dirname(path)))
     try:
-        with _run_lock(path, env):
+        with listener.run_lock(path, env):
             warm_start_ns = time.time_ns()
             dispatch.manager_for(env)
             from omcm_core import config, context, redact, store  # noqa: F401
             from omcm_core._runtime import breaker, merge, payload  # noqa: F401
 
             payload.converter()
-            daemon = Daemon(
-                path, float(env.get("OMCM_DAEMON_IDLE_S", "300")), float(env.get("OMCM_DAEMON_QUEUE_MS", "250"))
-            )
+            # Answering in process costs about what this start did (Python, omcm and the
+            # plugins loaded, on this machine under its present load): a caller may wait
+            # that long for its turn and still get its answer sooner than on its own.
+            started_s = sessions.age_s(os.getpid()) or 0.0
+            queue_ms = max(float(env.get("OMCM_DAEMON_QUEUE_MS", "250")), started_s * 1000)
+            daemon = Daemon(path, sessions.Policy.from_env(env), queue_ms)
             daemon.code.start(warm_start_ns)
-            server = _bind(path)
+            server = listener.bind(path)
             if server is None:
                 return 1
-            _log.info("daemon_started", pid=os.getpid(), socket=path)
+            _log.info("daemon_started", pid=os.getpid(), socket=path, queue_ms=round(queue_ms))
             try:
                 daemon.serve(server)
             finally:
@@ -238,39 +255,3 @@ def run(env: dict | None = None) -> int:
     if _overran():
         os._exit(0)  # a plugin thread still runs, maybe holding the GIL: do not wait for it at exit
     return 0
-
-
-def status(env: dict | None = None) -> str | None:
-    """The socket path if a daemon answers there, else None."""
-    path = socket_path(dict(os.environ if env is None else env))
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(path)
-        return path
-    except OSError:
-        return None
-    finally:
-        sock.close()
-
-
-def stop(env: dict | None = None, timeout: float = 5.0) -> bool:
-    """Ask the daemon to exit and wait until it has; False if none was running."""
-    from omcm_core._runtime.client import call_daemon
-
-    env = dict(os.environ if env is None else env)
-    path = socket_path(env)
-    request = wire.encode_request(wire.STOP, b"", {}, b"", accept_by=time.monotonic() + timeout)
-    try:
-        call_daemon(os.fsencode(path), request, timeout, timeout)
-    except wire.NotRun:
-        pass  # "stopping": the answer we expect
-    except OSError:
-        return False
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with file_lock(Path(path + ".lock"), timeout=0):
-                return True
-        except TimeoutError:
-            time.sleep(0.05)
-    return False

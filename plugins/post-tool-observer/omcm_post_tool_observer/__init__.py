@@ -35,6 +35,10 @@ class ObserverConfig:
     embeddings: bool = True
     #: Least time between two worker starts.
     worker_interval_s: float = 30.0
+    #: Batches the worker embeds at once (threads); it runs at nice 19, so it only takes idle CPU.
+    worker_threads: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    #: Embedding jobs kept waiting at most; the oldest beyond go at the next prune (still found by full text).
+    max_pending_embeddings: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
 
 
 @hookimpl
@@ -155,26 +159,26 @@ def _maybe_start_worker(ctx, config) -> None:
 
 @hookimpl
 def doctor_report(ctx):
-    from omcm_post_tool_observer import embedder, storage, worker
+    from omcm_post_tool_observer import storage, worker
 
     storage.ready(ctx.store)
     ((count, size),) = ctx.store.query("SELECT count(*), coalesce(sum(bytes), 0) FROM observer_events")
     config = ctx.config(ObserverConfig)
+    queue = worker.queue_state(ctx.store, ctx.data_dir(), config.max_pending_embeddings)
     report = {
         "observations": count,
         "observation_bytes": size,
         "store_bytes": ctx.store.size_bytes(),
-        "pending_embeddings": storage.pending_jobs(ctx.store),
-        "embedding_worker": "running" if worker.running(ctx.data_dir()) else "not running",
+        "pending_embeddings": queue.pending,
+        "failed_embeddings": queue.failed,
+        "oldest_pending_embedding_s": queue.oldest_s,
+        "embedding_worker": "running" if queue.worker_running else "not running",
         "semantic_search": "available"
-        if embedder.available()
+        if queue.extra_installed
         else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
     }
-    if report["pending_embeddings"] and not embedder.available():
-        report["embedding_queue"] = (
-            f"{report['pending_embeddings']} jobs wait for a worker that cannot run without the "
-            "[embeddings] extra; none are added, these are dropped at the next prune"
-        )
+    if queue.problem:
+        report["embedding_queue"] = queue.problem
     if size > config.max_mb * 1024 * 1024 * 1.1:
         report["problems"] = [
             f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"

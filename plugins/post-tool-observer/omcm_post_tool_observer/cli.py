@@ -96,8 +96,10 @@ def run_worker(args, ctx) -> int:
     storage.ready(ctx.store)
     config = ctx.config(ObserverConfig)
     if args.prune or retention.due(ctx.store, config.prune_interval_s):
-        result = retention.prune(ctx.store, config.max_age_days, config.max_mb, ctx.log)
+        result = retention.prune(ctx.store, config.max_age_days, config.max_mb, ctx.log, config.max_pending_embeddings)
         print(f"pruned {result['deleted']} observations; {result['bytes']} bytes kept")
     if not args.prune and ctx.store.is_current():
-        print(f"embedded {worker.run(ctx.store, ctx.data_dir(), ctx.log, idle_s=args.idle)} observations")
+        print(
+            f"embedded {worker.run(ctx.store, ctx.data_dir(), ctx.log, idle_s=args.idle, threads=config.worker_threads)} observations"
+        )
     return 0

@@ -11,7 +11,7 @@ import time
 from omcm_post_tool_observer import storage
 
 
-def prune(store, max_age_days: float, max_mb: float, log) -> dict:
+def prune(store, max_age_days: float, max_mb: float, log, max_pending: int | None = None) -> dict:
     cutoff = time.time() - max_age_days * 86400
     deleted = 0
     with store.transaction() as conn:
@@ -42,11 +42,15 @@ def prune(store, max_age_days: float, max_mb: float, log) -> dict:
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         store.execute("VACUUM")
         log.info("pruned", deleted=deleted, bytes=total)
-    from omcm_post_tool_observer.worker import drop_unservable
+    from omcm_post_tool_observer.worker import drop_unservable, trim_queue
 
     dropped = drop_unservable(store)
     if dropped:
         log.info("embedding_jobs_dropped", jobs=dropped, why="the [embeddings] extra is not installed")
+    # A worker that keeps failing (or never gets CPU) must not let the queue grow without end.
+    trimmed = trim_queue(store, max_pending) if max_pending is not None else 0
+    if trimmed:
+        log.warning("embedding_jobs_dropped", jobs=trimmed, why=f"over max_pending_embeddings={max_pending}")
     storage.set_meta(store, "last_prune", time.time())
     return {"deleted": deleted, "bytes": total}
 

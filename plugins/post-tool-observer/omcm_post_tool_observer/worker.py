@@ -9,7 +9,9 @@ observer-worker``. It
 - runs at the lowest CPU priority (nice 19) and the lowest best-effort I/O
   priority (like ``ionice -c2 -n7``; not the idle class, which could starve a
   worker holding SQLite's write lock and make hooks wait for it);
-- embeds in batches of similar length with one BLAS thread (see embedder);
+- embeds in batches of similar length, ``threads`` batches at a time, each on
+  one BLAS thread (see embedder): at nice 19 it may use both cores, as it yields
+  them to anything else that wants them;
 - stops when no job came for ``idle_s`` seconds, or as soon as its store file is
   deleted or replaced: it never recreates OMCM_HOME or the database, and writes
   no log line once the store is gone (logging would recreate the folder).
@@ -21,10 +23,14 @@ import json
 import os
 import time
 
+import attrs
+
 from omcm_core.files import file_lock
 from omcm_post_tool_observer import embedder
 
-CLAIM = 64  # jobs read per round; the embedder cuts them into batches by length
+# Jobs read per round: enough for the embedder to sort by length and keep two
+# threads busy; one round's texts (at most 128 tokens each) stay a few MB.
+CLAIM = 256
 MAX_ATTEMPTS = 3
 LOCK_NAME = "worker.lock"
 _IOPRIO_SET = {"x86_64": 251, "aarch64": 30}  # syscall numbers; os has no ioprio call
@@ -59,7 +65,7 @@ def running(lock_dir) -> bool:
         return False
 
 
-def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0) -> int:
+def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0, threads: int = 2) -> int:
     """Embed jobs until idle or the store is gone; returns how many (0 if another worker runs)."""
     if not embedder.available():
         return 0
@@ -68,7 +74,7 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0) -> int:
             model = embedder.load()
             done, idle_since = 0, time.monotonic()
             while store.is_current():
-                count = _round(store, model, log)
+                count = _round(store, model, log, threads)
                 if count:
                     done, idle_since = done + count, time.monotonic()
                 elif time.monotonic() - idle_since >= idle_s:
@@ -82,7 +88,7 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0) -> int:
         return 0
 
 
-def _round(store, model, log) -> int:
+def _round(store, model, log, threads: int = 1) -> int:
     """Claim, embed and store one round of jobs; 0 when none is waiting or the store is gone."""
     jobs = store.query(
         "SELECT o.id, o.event_id, e.payload_json, e.output FROM observer_outbox o "
@@ -96,7 +102,7 @@ def _round(store, model, log) -> int:
 
     texts = [embedding_text({**json.loads(payload), "toolOutput": output}) for _, _, payload, output in jobs]
     try:
-        vectors = model.encode(texts)
+        vectors = model.encode(texts, threads=threads)
     except Exception as exc:
         if not store.is_current():
             return 0
@@ -126,3 +132,54 @@ def drop_unservable(store) -> int:
         return 0
     with store.transaction() as conn:
         return conn.execute("DELETE FROM observer_outbox WHERE status = 'pending'").rowcount
+
+
+@attrs.frozen
+class QueueState:
+    """The embedding queue, for ``omcm doctor`` and the operator."""
+
+    pending: int
+    failed: int
+    #: Seconds the oldest pending job has waited (None: none waits).
+    oldest_s: float | None
+    worker_running: bool
+    extra_installed: bool
+    bound: int
+
+    @property
+    def problem(self) -> str | None:
+        """What is wrong with the queue, in a sentence; None when nothing is."""
+        if self.pending and not self.extra_installed:
+            return (
+                f"{self.pending} jobs wait for a worker that cannot run without the [embeddings] extra; "
+                "none are added, these are dropped at the next prune"
+            )
+        if self.pending > self.bound:
+            return f"{self.pending} jobs pending, over max_pending_embeddings={self.bound}; the oldest go at the next prune"
+        return None
+
+
+def queue_state(store, lock_dir, bound: int) -> QueueState:
+    """Length and state of the embedding queue (read-only: cheap enough for a doctor run)."""
+    ((pending, failed, oldest),) = store.query(
+        "SELECT coalesce(sum(status = 'pending'), 0), coalesce(sum(status = 'failed'), 0), "
+        "min(CASE WHEN status = 'pending' THEN created END) FROM observer_outbox"
+    )
+    return QueueState(
+        pending=pending,
+        failed=failed,
+        oldest_s=None if oldest is None else max(0.0, round(time.time() - oldest, 1)),
+        worker_running=running(lock_dir),
+        extra_installed=embedder.available(),
+        bound=bound,
+    )
+
+
+def trim_queue(store, bound: int) -> int:
+    """Drop the oldest pending jobs beyond ``bound`` (their observations stay, found by full text); how many."""
+    with store.transaction() as conn:
+        return conn.execute(
+            "DELETE FROM observer_outbox WHERE status = 'pending' AND id NOT IN "
+            "(SELECT id FROM observer_outbox WHERE status = 'pending' ORDER BY id DESC LIMIT ?)",
+            (max(bound, 0),),
+        ).rowcount

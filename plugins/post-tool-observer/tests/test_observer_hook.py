@@ -92,7 +92,9 @@ def test_with_prompt_ids_each_user_prompt_counts_once(omcm_dispatch, omcm_home):
 
 @pytest.mark.slow
 def test_many_dispatchers_at_once_lose_nothing(tmp_path):
-    env = {**ENV, "OMCM_HOME": str(tmp_path)}
+    # What is under test is the store under 24 writers, not the time budget: on a machine at
+    # load 40 a call can overrun 1.5 s, and a plugin over budget is abandoned by design.
+    env = {**ENV, "OMCM_HOME": str(tmp_path), "OMCM__CORE__PLUGIN_BUDGET_MS": "60000"}
     payloads = [
         post_tool_payload("Bash", {"command": f"echo {i}"}, {"stdout": str(i)}, session_id=f"s{i % 4}")
         for i in range(48)

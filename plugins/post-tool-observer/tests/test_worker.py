@@ -12,7 +12,7 @@ from omcm_post_tool_observer import embedder, storage, worker
 
 from omcm_core.files import file_lock
 from omcm_core.store import Store
-from omcm_core.testing import post_tool_payload
+from omcm_core.testing import post_tool_payload, run_hook
 
 needs_model = pytest.mark.skipif(not embedder.available(), reason="needs the [embeddings] extra")
 ON = {
@@ -111,6 +111,46 @@ def test_a_second_worker_leaves_at_once_and_the_hook_starts_none(omcm_dispatch, 
     assert queued(omcm_home) == 2
 
 
+@needs_model
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the worker process through /proc")
+def test_a_real_hook_call_starts_the_worker_which_embeds_and_leaves_with_its_store(tmp_path):
+    home = tmp_path / "home"
+    env = {**ON, "OMCM_HOME": str(home), "OMCM__POST_TOOL_OBSERVER__WORKER_INTERVAL_S": "0"}
+    payload = post_tool_payload("Bash", {"command": "make deploy"}, {"stdout": "deployed to staging", "stderr": ""})
+    proc = run_hook(payload, env=env)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    lock_dir = home / "plugins" / "post-tool-observer"
+    deadline = time.monotonic() + 300  # a hang guard, not a timing assertion
+    while not Store(home).query("SELECT count(*) FROM observer_vectors")[0][0]:
+        assert time.monotonic() < deadline, "the detached worker embedded nothing"
+        time.sleep(0.2)
+    assert queued(home) == 0
+    assert worker.running(lock_dir) and _worker_alive(home)  # idling for its next job
+    shutil.rmtree(home)
+    deadline = time.monotonic() + 120
+    while _worker_alive(home):
+        assert time.monotonic() < deadline, "the worker outlived its store"
+        time.sleep(0.2)
+    assert not home.exists()  # and recreated nothing
+
+
+def _worker_alive(home) -> bool:
+    """Whether an observer-worker process for this OMCM_HOME still runs (Linux: its environment in /proc)."""
+    needle = f"OMCM_HOME={home}".encode()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if b"observer-worker" not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def test_without_the_extra_nothing_is_queued_and_old_jobs_are_dropped(omcm_dispatch, omcm_home, monkeypatch):
     dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ON)
     store = Store(omcm_home)
@@ -137,9 +177,96 @@ def test_without_the_extra_nothing_is_queued_and_old_jobs_are_dropped(omcm_dispa
 
 
 @needs_model
-def test_batched_encoding_matches_one_text_at_a_time():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batched_encoding_matches_one_text_at_a_time(threads, monkeypatch):
+    from omcm_post_tool_observer import minilm
+
+    monkeypatch.setattr(minilm, "TOKENS_PER_BATCH", 300)  # several batches of different lengths
+    monkeypatch.setattr(minilm, "FFN_ROWS", 7)  # and feed-forward slices that do not divide them
     model = embedder.load()
     texts = ["Tool: Bash\nCommand: ls", "", "word " * 400, "Tool: Read\nFile: /a/b.py\n" + "def f(): pass\n" * 9, "hi"]
-    together = model.encode(texts)
+    texts += [f"Tool: Bash\nCommand: pytest tests/test_{i}.py\nResult: Failed" for i in range(9)]
+    together = model.encode(texts, threads=threads)
+    assert together.shape == (len(texts), 384)
     for text, vector in zip(texts, together, strict=True):
         assert abs(model.encode([text])[0] - vector).max() < 1e-4
+
+
+@needs_model
+def test_vectors_are_the_models_own():
+    # Leading components from the plain numpy pass this one replaced (query/key/value unfused,
+    # scale not folded, erf GELU out of place); the model is unchanged if these hold.
+    expected = [
+        [-0.01641, 0.04094, -0.02465, -0.01293, 0.01583, -0.03633],
+        [0.09907, -0.01819, -0.05026, -0.09937, -0.04183, -0.05176],
+    ]
+    vectors = embedder.load().encode(
+        ["Tool: Bash\nCommand: pytest -q\nResult: Failed\nAssertionError: widget is broken", "deploy the web server"]
+    )
+    assert vectors.dtype.name == "float32"
+    for vector, leading in zip(vectors, expected, strict=True):
+        assert abs(float((vector**2).sum()) - 1.0) < 1e-5
+        assert max(abs(float(a) - b) for a, b in zip(vector[:6], leading, strict=True)) < 1e-4
+
+
+def test_the_worker_does_nothing_without_the_extra(omcm_home, monkeypatch):
+    store = Store(omcm_home)
+    storage.ready(store)
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO observer_outbox(event_id, created, updated) VALUES('e', 0, 0)")
+    monkeypatch.setattr(embedder, "available", lambda: False)
+    monkeypatch.setattr(embedder, "load", lambda: pytest.fail("loaded the model without the extra"))
+    lock_dir = omcm_home / "plugins" / "post-tool-observer"
+    assert worker.run(store, lock_dir, log=None, idle_s=0) == 0
+    assert not lock_dir.exists()  # not even its lock
+    assert queued(omcm_home) == 1
+
+
+def add_jobs(store, count, status="pending", created=0.0):
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO observer_outbox(event_id, status, created, updated) VALUES(?, ?, ?, ?)",
+            [(f"{status}-{created}-{i}", status, created + i, created + i) for i in range(count)],
+        )
+
+
+def test_queue_state_reports_length_age_and_failures(omcm_home, monkeypatch):
+    store = Store(omcm_home)
+    storage.ready(store)
+    lock_dir = omcm_home / "plugins" / "post-tool-observer"
+    monkeypatch.setattr(embedder, "available", lambda: True)
+    empty = worker.queue_state(store, lock_dir, bound=10)
+    assert (empty.pending, empty.failed, empty.oldest_s, empty.worker_running, empty.problem) == (
+        0,
+        0,
+        None,
+        False,
+        None,
+    )
+    add_jobs(store, 4, created=time.time() - 100)
+    add_jobs(store, 2, status="failed")
+    state = worker.queue_state(store, lock_dir, bound=10)
+    assert (state.pending, state.failed) == (4, 2)
+    assert 99 <= state.oldest_s < 200
+    assert state.problem is None
+    assert "over max_pending_embeddings=3" in worker.queue_state(store, lock_dir, bound=3).problem
+    monkeypatch.setattr(embedder, "available", lambda: False)
+    assert "cannot run without the [embeddings] extra" in worker.queue_state(store, lock_dir, bound=10).problem
+
+
+def test_the_queue_is_bounded_at_prune_keeping_the_newest_jobs(omcm_home, monkeypatch):
+    from omcm_post_tool_observer import retention
+
+    from omcm_core.log import get_logger
+
+    monkeypatch.setattr(embedder, "available", lambda: True)
+    store = Store(omcm_home)
+    storage.ready(store)
+    add_jobs(store, 7, created=1000.0)
+    add_jobs(store, 2, status="failed")
+    retention.prune(store, 90, 500, get_logger(), max_pending=5)
+    rows = store.query("SELECT event_id FROM observer_outbox WHERE status = 'pending' ORDER BY id")
+    assert [r[0] for r in rows] == [f"pending-1000.0-{i}" for i in range(2, 7)]
+    assert store.query("SELECT count(*) FROM observer_outbox WHERE status = 'failed'")[0][0] == 2
+    retention.prune(store, 90, 500, get_logger())  # no bound given: nothing more goes
+    assert storage.pending_jobs(store) == 5
