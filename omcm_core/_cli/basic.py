@@ -25,8 +25,10 @@ try it:  echo '{"hook_event_name": "PreToolUse", "tool_name": "Bash",
          "tool_input": {"command": "ls"}, "session_id": "s", "cwd": "."}' | omcm hook
 """
 DAEMON_HELP = """\
-run:     serve in the foreground (what a hook call starts on demand)
-status:  where it listens (exit 1 when none runs)
+run:     serve in the foreground (a hook call starts one on demand; it leaves
+         about 30 s after the last Claude Code session that used it ends)
+status:  where it listens, its pid, calls served and the sessions that keep
+         it (exit 1 when none runs)
 stop:    ask it to exit; the next hook call starts a new one
 """
 
