@@ -6,17 +6,53 @@ import argparse
 
 from omcm_core._cli.invocation import Invocation
 
+HOOK_HELP = """\
+What Claude Code runs for each hook event. `omcm install` registers the same
+call in its fastest form: python -S .../omcm_core/fast_hook.py EVENT.
+
+reads:   one hook payload on stdin, the JSON object Claude Code sends
+         (its hook_event_name names the event when EVENT is left out)
+prints:  at most one JSON object on stdout, every enabled plugin's answer
+         merged into Claude Code's hook-output format; nothing when no plugin
+         has anything to say. Plugins' own prints go to stderr.
+exit:    always 0, also on bad input, a crashing, slow or missing plugin: the
+         session never breaks. A plugin blocks or denies through the JSON
+         (permissionDecision, decision), not through the exit status.
+logs:    OMCM_HOME/logs/omcm.jsonl; OMCM_TRACE_PLUGINS=1 adds one line per
+         plugin on stderr (what it answered, how long it took).
+
+try it:  echo '{"hook_event_name": "PreToolUse", "tool_name": "Bash",
+         "tool_input": {"command": "ls"}, "session_id": "s", "cwd": "."}' | omcm hook
+"""
+DAEMON_HELP = """\
+run:     serve in the foreground (a hook call starts one on demand; it leaves
+         about 30 s after the last Claude Code session that used it ends)
+status:  where it listens, its pid, calls served and the sessions that keep
+         it (exit 1 when none runs)
+stop:    ask it to exit; the next hook call starts a new one
+"""
+
 
 def register_hook(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hook", help="answer one hook payload from stdin (Claude Code runs this)")
-    p.add_argument("event", nargs="?")
+    p = sub.add_parser(
+        "hook",
+        help="answer one hook payload from stdin (Claude Code runs this)",
+        description=HOOK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("event", nargs="?", help="the hook event (PreToolUse, Stop, ...); default: the payload's")
     p.set_defaults(run=hook)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("version", help="print the omcm version").set_defaults(run=version)
-    p = sub.add_parser("daemon", help="the warm dispatcher that makes hooks fast (started on demand)")
-    p.add_argument("action", choices=("run", "status", "stop"))
+    p = sub.add_parser(
+        "daemon",
+        help="the warm dispatcher that makes hooks fast (started on demand)",
+        description=DAEMON_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("action", choices=("run", "status", "stop"), help="see above")
     p.set_defaults(run=daemon)
 
 

@@ -13,13 +13,38 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # importing `typing` costs ~4 ms on every `omcm hook`
     from collections.abc import Sequence
 
+#: What a shell reports for a writer killed by SIGPIPE (128 + 13): `yes | head -1`, `cat big | head -1`.
+BROKEN_PIPE_STATUS = 141
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "hook":
+    # Claude Code never passes -h; a person asking `omcm hook --help` gets argparse's help instead of a read of stdin.
+    if argv and argv[0] == "hook" and not {"-h", "--help"} & set(argv[1:]):
         from omcm_core._runtime.client import main as hook_main
 
         return hook_main(argv[1:])
     from omcm_core._cli.main import run
 
-    return run(argv)
+    try:
+        code = run(argv)
+        sys.stdout.flush()  # inside the try: a reader gone before the last buffered write is a broken pipe too
+    except BrokenPipeError:
+        return reader_left()
+    return code
+
+
+def reader_left() -> int:
+    """The reader of our stdout left (``omcm search | head -1``): stop quietly, as `cat` does.
+
+    Python would report the pipe again when it flushes stdout at exit; pointing
+    stdout at /dev/null first makes that flush a no-op.
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return BROKEN_PIPE_STATUS

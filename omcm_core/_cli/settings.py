@@ -12,7 +12,13 @@ from omcm_core._cli.invocation import Invocation
 def register(sub: argparse._SubParsersAction) -> None:
     for name, verb, function in (("install", "add omcm to", install), ("uninstall", "remove omcm from", uninstall)):
         p = sub.add_parser(name, help=f"{verb} a Claude Code settings.json")
-        p.add_argument("--scope", choices=("user", "project", "local"), default="user")
+        p.add_argument(
+            "--scope",
+            choices=("user", "project", "local"),
+            default="user",
+            help="~/.claude/settings.json (user, the default), the project's .claude/settings.json, "
+            "or its .claude/settings.local.json (local)",
+        )
         p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
         p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
         p.set_defaults(run=function)

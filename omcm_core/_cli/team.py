@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sync_p.add_argument("--if-idle", action="store_true", help="return at once if a sync is running (hooks use it)")
     sync_p.set_defaults(run=sync)
     prune_p = actions.add_parser("prune", help="delete entries untouched for DAYS everywhere (tombstones)")
-    prune_p.add_argument("--days", type=float, required=True)
+    prune_p.add_argument(
+        "--days", type=float, required=True, help="entries untouched for this many days are deleted, on every machine"
+    )
     prune_p.set_defaults(run=prune)
 
 

@@ -14,11 +14,11 @@ def configure(parser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("show", help="print .omc/notepad.md")
     p = sub.add_parser("add", help="add a Working Memory entry (or, with --priority, replace the Priority Context)")
-    p.add_argument("--priority", action="store_true")
-    p.add_argument("text", nargs="+")
+    p.add_argument("--priority", action="store_true", help="replace the Priority Context (read after every compaction)")
+    p.add_argument("text", nargs="+", help="the note (words are joined with spaces)")
     sub.add_parser("prune", help="remove Working Memory entries older than [notepad] working_memory_days")
     p = sub.add_parser("stats", help="size, entries, oldest entry")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object for machines")
 
 
 def run(args, ctx) -> int:

@@ -12,7 +12,7 @@ def configure(parser) -> None:
     parser.add_argument("--project", help="the project folder (default: CLAUDE_PROJECT_DIR or the current one)")
     sub = parser.add_subparsers(dest="action", required=True)
     p = sub.add_parser("status", help="every ralph loop of this project, newest first, and the PRD")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object for machines: loops and PRD stories")
     p = sub.add_parser("cancel", help="end the active ralph loops (all, or one session's)")
     p.add_argument("--session", help="only this session id")
 

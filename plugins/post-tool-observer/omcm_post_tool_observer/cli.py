@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
@@ -24,16 +23,6 @@ def configure_search(parser) -> None:
 
 
 def run_search(args, ctx) -> int:
-    try:
-        return _search(args, ctx)
-    except BrokenPipeError:
-        # The reader left (``omcm search | head``): stop quietly, and keep Python's
-        # final flush of stdout from raising again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-
-
-def _search(args, ctx) -> int:
     from omcm_post_tool_observer import search, storage
 
     storage.ready(ctx.store)
