@@ -37,6 +37,8 @@ def plugin_dirs() -> list[Path]:
 
 def _stamp() -> str:
     digest = hashlib.sha256(sys.version.encode())
+    if (ROOT / "requirements-dev.txt").exists():
+        digest.update((ROOT / "requirements-dev.txt").read_bytes())
     for path in [ROOT / "pyproject.toml", *(p / "pyproject.toml" for p in plugin_dirs())]:
         digest.update(str(path).encode() + path.read_bytes())
         for name in (".dev-extras", ".dev-no-deps"):
