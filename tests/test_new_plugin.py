@@ -70,8 +70,8 @@ def test_refuses_an_existing_folder_and_bad_input(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # nothing written, not even OMCM_HOME
 
 
-def test_generated_tests_pass_for_every_hook(tmp_path):
-    """The generated tests, run by pytest against the real core, pass (one hook per snippet, all at once)."""
+def _every_hook_plugin(tmp_path):
+    """``omcm new-plugin every-hook`` with every hook, written under tmp_path; its folder."""
     target = tmp_path / "omcm-every-hook"
     proc = omcm(
         "new-plugin",
@@ -84,6 +84,12 @@ def test_generated_tests_pass_for_every_hook(tmp_path):
         home=tmp_path / "home",
     )
     assert proc.returncode == 0, proc.stderr
+    return target
+
+
+def test_generated_tests_pass_for_every_hook(tmp_path):
+    """The generated tests, run by pytest against the real core, pass (one hook per snippet, all at once)."""
+    target = _every_hook_plugin(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(target), "OMCM_HOME": str(tmp_path / "home")}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
@@ -100,18 +106,7 @@ def test_generated_tests_pass_for_every_hook(tmp_path):
 def test_generated_code_is_lint_clean(tmp_path):
     """An author's first `ruff check` / `ruff format` finds nothing to change in what was generated."""
     pytest.importorskip("ruff")
-    target = tmp_path / "omcm-every-hook"
-    proc = omcm(
-        "new-plugin",
-        "every-hook",
-        "--dir",
-        str(target),
-        "--hooks",
-        ",".join(HOOKS),
-        cwd=tmp_path,
-        home=tmp_path / "home",
-    )
-    assert proc.returncode == 0, proc.stderr
+    target = _every_hook_plugin(tmp_path)
     for path in target.rglob("*.py"):  # only the public API, as plugins must
         assert "omcm_core._" not in path.read_text(), path
     rules = "E,F,W,I,B,UP,SIM"  # omcm's own selection

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from omcm_core._cli.invocation import Invocation
+
+if TYPE_CHECKING:
+    from omcm_core.config import CoreConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,17 +39,26 @@ def _core(inv: Invocation):
     return core
 
 
+def _connect(core: CoreConfig) -> tuple[Any, int]:
+    """A connection to the team server, or (None, exit status) having said why on stderr."""
+    from omcm_core._runtime.team import server
+
+    if not core.team_store:
+        return None, 2
+    try:
+        return server.connect(core.team_store), 0
+    except server.TeamServerError as exc:
+        print(f"cannot connect to {server.mask_url(core.team_store)}: {exc}", file=sys.stderr)
+        return None, 1
+
+
 def init(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._runtime.team import schema, server
 
     core = _core(inv)
-    if not core.team_store:
-        return 2
-    try:
-        conn = server.connect(core.team_store)
-    except server.TeamServerError as exc:
-        print(f"cannot connect to {server.mask_url(core.team_store)}: {exc}", file=sys.stderr)
-        return 1
+    conn, status = _connect(core)
+    if conn is None:
+        return status
     with conn:
         before, after = schema.migrate(conn)
     print(f"team schema on {server.mask_url(core.team_store)}: version {before} -> {after}")
@@ -85,14 +98,9 @@ def sync(args: argparse.Namespace, inv: Invocation) -> int:
 def prune(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._runtime.team import server
 
-    core = _core(inv)
-    if not core.team_store:
-        return 2
-    try:
-        conn = server.connect(core.team_store)
-    except server.TeamServerError as exc:
-        print(f"cannot connect: {exc}", file=sys.stderr)
-        return 1
+    conn, status = _connect(_core(inv))
+    if conn is None:
+        return status
     with conn:
         deleted, removed = server.prune(conn, args.days)
     print(f"{deleted} entries deleted (tombstones shipped to every machine), {removed} old tombstones removed")
