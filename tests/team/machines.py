@@ -31,6 +31,8 @@ class Machine:
             "OMCM__PRE_TOOL_GUIDE__SHARE": "true" if share else "false",
             # Tests sync by hand: a hook starts one background sync at most (its first PreToolUse).
             "OMCM__CORE__TEAM_SYNC_INTERVAL_S": "86400",
+            # Not a budget test: on a loaded machine a call over 1.5 s would be abandoned by design.
+            "OMCM__CORE__PLUGIN_BUDGET_MS": "60000",
         }
 
     def path(self, name: str) -> str:
