@@ -2,7 +2,12 @@
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from omcm_core import hookspecs
 from omcm_core.events import EVENTS
@@ -68,3 +73,28 @@ def test_ci_runs_the_readme_test_command():
     commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     commands = [line for line in commands if line and not line.startswith(("#", "set ", "cd "))]
     assert commands[0] == "python3 dev.py test"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "project", [".", *sorted(str(p.parent.relative_to(ROOT)) for p in ROOT.glob("plugins/*/pyproject.toml"))]
+)
+def test_building_a_distribution_warns_about_nothing(project, tmp_path):
+    # A first install printed setuptools' deprecation and "absent from packages" warnings
+    # to every new user; they hide the lines that matter.
+    source = tmp_path / "src"
+    shutil.copytree(
+        ROOT / project,
+        source,
+        ignore=shutil.ignore_patterns(".venv", ".tox", "build", "*.egg-info", "__pycache__", "tests", "bench"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), "."],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warnings = [line for line in (proc.stdout + proc.stderr).splitlines() if "Warning" in line]
+    assert warnings == []
