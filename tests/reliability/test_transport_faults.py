@@ -45,9 +45,7 @@ def _calls(home, session):
 
 def test_calls_around_the_idle_limit_are_each_recorded_once(rel_site, tmp_path):
     home = tmp_path / "home"
-    env = rel_site.env(
-        home, ["rel-counter"], OMCM_DAEMON="1", OMCM_DAEMON_SESSION_IDLE_S="1", OMCM_DAEMON_LINGER_S="0"
-    )
+    env = rel_site.env(home, ["rel-counter"], OMCM_DAEMON="1", OMCM_DAEMON_SESSION_IDLE_S="1", OMCM_DAEMON_LINGER_S="0")
     session = "idle-" + uuid.uuid4().hex[:8]
     try:
         for n in range(60):
