@@ -181,7 +181,11 @@ class Config:
 
 # Where lessons go, and whether they leave the machine at all, is the user's choice:
 # a cloned project must not send them to its own server nor turn sharing on.
-HOME_ONLY = {"core": ("team_store", "team_user"), "pre-tool-guide": ("share",)}
+HOME_ONLY = {
+    "core": ("team_store", "team_user"),
+    "pre-tool-guide": ("share",),
+    "post-tool-observer": ("share",),
+}
 
 
 def _project_allowed(section: str, values: dict, path: Path) -> dict:

@@ -39,6 +39,8 @@ class ObserverConfig:
     worker_threads: int = attrs.field(default=2, validator=attrs.validators.ge(1))
     #: Embedding jobs kept waiting at most; the oldest beyond go at the next prune (still found by full text).
     max_pending_embeddings: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
+    #: Share each observation (masked, small, no local path) with the team store; off unless turned on.
+    share: bool = False
 
 
 @hookimpl
@@ -66,9 +68,12 @@ def post_tool(event, ctx):
     storage.ready(ctx.store)
     _record_unreported(event, ctx, config)
     embed = _embeddings_on(config)
-    storage.record(ctx.store, event, capture.observation, embed=embed)
+    event_id = storage.record(ctx.store, event, capture.observation, embed=embed)
+    _share(ctx, config, event_id)
     if embed:
         _maybe_start_worker(ctx, config)
+    if config.share:
+        _sync_if_due(ctx, config)
     return None
 
 
@@ -91,7 +96,34 @@ def _record_unreported(event, ctx, config) -> None:
         return
     for call in calls:
         if call.tool_name not in config.exclude_tools:
-            storage.record(ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config))
+            event_id = storage.record(ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config))
+            _share(ctx, config, event_id)
+
+
+def _share(ctx, config, event_id: str) -> None:
+    """Queue a recorded observation for the team when sharing is on; recorded locally whatever happens here."""
+    if not config.share:  # the default: not even an import
+        return
+    try:
+        from omcm_post_tool_observer import sharing
+
+        if sharing.enabled(ctx, config):
+            sharing.share_recorded(ctx, event_id)
+    except Exception as exc:
+        ctx.log.error("team_share_failed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _sync_if_due(ctx, config) -> None:
+    """Start the background team sync when due: a timestamp read, a process start at most every interval."""
+    try:
+        from omcm_post_tool_observer import sharing
+
+        if sharing.enabled(ctx, config):
+            from omcm_core import team
+
+            team.maybe_sync(ctx)
+    except Exception as exc:
+        ctx.log.error("team_sync_start_failed", error=f"{type(exc).__name__}: {exc}")
 
 
 @hookimpl
@@ -179,11 +211,22 @@ def doctor_report(ctx):
     }
     if queue.problem:
         report["embedding_queue"] = queue.problem
+    report["team_sharing"] = _sharing_state(ctx, config)
     if size > config.max_mb * 1024 * 1024 * 1.1:
         report["problems"] = [
             f"observations take {size} bytes, over max_mb={config.max_mb}; run omcm observer-worker --prune"
         ]
     return report
+
+
+def _sharing_state(ctx, config) -> str:
+    if not config.share:
+        return "off (observations stay on this machine; [post-tool-observer] share = true to share them)"
+    from omcm_post_tool_observer import sharing
+
+    if not sharing.enabled(ctx, config):
+        return "share = true but no [core] team_store: nothing leaves this machine"
+    return "on: each observation is queued for the team store (masked, paths relative)"
 
 
 @hookimpl

@@ -20,11 +20,19 @@ def configure_search(parser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="machine-readable output, with each call's full stored output"
     )
+    parser.add_argument(
+        "--team",
+        action="store_true",
+        help="search the team's shared observations (local copy of the team store; every word as a plain "
+        "substring of the entry, no ranking; with --tool, --file, --failures, --limit, --json)",
+    )
 
 
 def run_search(args, ctx) -> int:
     from omcm_post_tool_observer import search, storage
 
+    if args.team:
+        return _run_team_search(args, ctx)
     storage.ready(ctx.store)
     text = " ".join(args.query).strip()
     limit = max(args.limit, 0)
@@ -75,6 +83,38 @@ def _print_hit(hit: dict, mode: str) -> None:
     detail = " ".join(detail.split())  # one line: newlines and runs of spaces become one space
     if detail:
         print(f"    {detail[:160]}")
+
+
+def _run_team_search(args, ctx) -> int:
+    from omcm_core import team
+    from omcm_post_tool_observer import sharing
+
+    if not team.configured(ctx):
+        print("no team store: set [core] team_store or OMCM__CORE__TEAM_STORE (docs/teams.md)", file=sys.stderr)
+        return 2
+    if args.semantic or args.hybrid or args.session:
+        print(
+            "omcm search --team: --semantic, --hybrid and --session do not apply to the team's entries", file=sys.stderr
+        )
+        return 2
+    words = [w for w in " ".join(args.query).split() if w != "*"]
+    hits = sharing.search(ctx, words, args.tool, args.file, args.failures, args.limit)
+    if args.json:
+        print(json.dumps({"query": " ".join(words), "mode": "team", "results": hits}, ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print(f"No team observations match {' '.join(words)!r}." if words else "No team observations yet.")
+        return 0
+    for hit in hits:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(hit["ts"])) if hit["ts"] else "?"
+        status = "ok  " if hit["success"] else "FAIL"
+        where = "this project" if hit["this_project"] else "other project"
+        what = _one_line(hit["input"] or hit["file"] or "", 80)
+        print(f"{when} {status} {hit['tool'] or '?':<10} {what}  (by {hit['by'] or '?'}, {where})")
+        detail = " ".join((hit["error"] or hit["output"] or "").split())
+        if detail:
+            print(f"    {detail[:160]}")
+    return 0
 
 
 def configure_worker(parser) -> None:
