@@ -114,6 +114,7 @@ def share_recorded(ctx, event_id: str) -> None:
 def search(ctx, words: list[str], tool: str | None, file: str | None, failures: bool, limit: int) -> list[dict]:
     """The team's shared observations whose payload contains every word (case-insensitive substring), newest first."""
     from omcm_core import team
+    from omcm_core.redact import mask_structured
 
     team.ready(ctx.store)
     where, params = ["kind = ?"], [KIND]
@@ -136,7 +137,7 @@ def search(ctx, words: list[str], tool: str | None, file: str | None, failures: 
     here = team.project_id(ctx)
     hits = []
     for project, key, payload, by in rows:
-        item = json.loads(payload)
+        item = mask_structured(json.loads(payload))  # again on the way out: another machine's older rules
         hits.append(
             {
                 "by": by,
