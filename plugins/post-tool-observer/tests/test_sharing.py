@@ -200,3 +200,9 @@ def test_search_team_without_a_team_store_says_so(machine):
     proc = omcm(machine, "search", "--team", "anything")
     assert proc.returncode == 2 and proc.stdout == ""
     assert "no team store" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_doctor_says_whether_observations_are_shared(machine):
+    assert "team sharing: on" in omcm(machine, "doctor").stdout
+    machine["env"]["OMCM__POST_TOOL_OBSERVER__SHARE"] = "false"
+    assert "team sharing: off" in omcm(machine, "doctor").stdout
