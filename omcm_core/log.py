@@ -7,6 +7,7 @@ line actually written. Every value is masked (``omcm_core.redact``) on the way.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 
 _state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False, "sink": None}
+# A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
+_lock = _thread.allocate_lock()
 
 
 def configure(home: Path | None, level: str | None = None, stderr: bool = False) -> None:
@@ -28,8 +31,9 @@ def configure(home: Path | None, level: str | None = None, stderr: bool = False)
     new_path = (home / "logs" / "omcm.jsonl") if home else None
     if (new_level, new_path, stderr) == (_state["level"], _state["path"], _state["stderr"]):
         return
-    _state.update(level=new_level, path=new_path, stderr=stderr, logger=None)
-    sink, _state["sink"] = _state["sink"], None
+    with _lock:
+        _state.update(level=new_level, path=new_path, stderr=stderr, logger=None)
+        sink, _state["sink"] = _state["sink"], None
     if sink is not None and sink is not sys.stderr:
         try:
             sink.close()
@@ -64,21 +68,23 @@ def _open_sink():
 
 def _logger():
     if _state["logger"] is None:
-        import structlog
+        import structlog  # outside the lock: an import takes the import lock, which another thread may hold
 
-        sink = _state["sink"] = _open_sink()
-        _state["logger"] = structlog.wrap_logger(
-            structlog.WriteLogger(sink),
-            processors=[
-                structlog.contextvars.merge_contextvars,
-                structlog.processors.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.processors.dict_tracebacks,
-                _mask_processor,
-                structlog.processors.JSONRenderer(),
-            ],
-            wrapper_class=structlog.make_filtering_bound_logger(_state["level"] or 20),
-        )
+        with _lock:
+            if _state["logger"] is None:
+                sink = _state["sink"] = _open_sink()
+                _state["logger"] = structlog.wrap_logger(
+                    structlog.WriteLogger(sink),
+                    processors=[
+                        structlog.contextvars.merge_contextvars,
+                        structlog.processors.add_log_level,
+                        structlog.processors.TimeStamper(fmt="iso", utc=True),
+                        structlog.processors.dict_tracebacks,
+                        _mask_processor,
+                        structlog.processors.JSONRenderer(),
+                    ],
+                    wrapper_class=structlog.make_filtering_bound_logger(_state["level"] or 20),
+                )
     return _state["logger"]
 
 
