@@ -16,6 +16,7 @@ name and that key keeps its default.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Mapping
@@ -113,6 +114,19 @@ def _read_toml(root: Path, path: Path, errors: list | None = None) -> dict:
 
 
 def _env_value(raw: str) -> Any:
+    # The warm dispatcher loads the config on every call: parse each distinct value once.
+    if raw not in _ENV_VALUES:
+        if len(_ENV_VALUES) > 256:
+            _ENV_VALUES.clear()
+        _ENV_VALUES[raw] = _parse_env_value(raw)
+    value = _ENV_VALUES[raw]
+    return copy.deepcopy(value) if isinstance(value, (list, dict)) else value
+
+
+_ENV_VALUES: dict[str, Any] = {}
+
+
+def _parse_env_value(raw: str) -> Any:
     try:
         try:
             import tomllib
