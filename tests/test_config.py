@@ -57,3 +57,12 @@ def test_language_resolution():
     assert resolve_language("auto", {"LANG": "ko_KR.UTF-8"}) == "ko"
     assert resolve_language("auto", {"LC_ALL": "en_GB.UTF-8", "LANG": "ko_KR.UTF-8"}) == "en"
     assert resolve_language("auto", {}) == "en"
+
+
+def test_an_environment_value_is_parsed_once_and_never_shared(tmp_path):
+    """The warm dispatcher loads the config on every call: a cached list must not carry one call's change."""
+    env = {"OMCM__SAMPLE__FLAGS": '["a", "b"]', "OMCM__SAMPLE__NAME": "not toml {", "OMCM__SAMPLE__N": "3"}
+    first = Config.load(tmp_path, None, env)
+    first.sections["sample"]["flags"].append("changed")
+    second = Config.load(tmp_path, None, env)
+    assert second.sections["sample"] == {"flags": ["a", "b"], "name": "not toml {", "n": 3}
