@@ -4,7 +4,7 @@ The public API is what ``__all__`` lists, each name documented in
 ``docs/writing-plugins.md`` (a test keeps it so):
 
 - ``hookimpl``: marks your hook functions (the hooks: ``omcm_core.hookspecs``);
-- ``Result`` and ``Command``: what hooks return;
+- ``Result``, ``Command`` and ``McpTool``: what hooks return;
 - ``Event``, ``PreToolEvent``, ``PostToolEvent``, ``SessionStartEvent``,
   ``SessionEndEvent``, ``UserPromptEvent``, ``StopEvent``, ``PreCompactEvent``:
   the frozen records hooks receive;
@@ -27,6 +27,7 @@ _LAZY = {
     "hookimpl": "omcm_core.hookspecs",
     "Result": "omcm_core.records",
     "Command": "omcm_core.records",
+    "McpTool": "omcm_core.records",
     "Event": "omcm_core.records",
     "PreToolEvent": "omcm_core.records",
     "PostToolEvent": "omcm_core.records",

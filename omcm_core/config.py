@@ -60,6 +60,13 @@ class CoreConfig:
     team_user: str = ""
     #: Seconds between two background syncs with the team store.
     team_sync_interval_s: int = 30
+    #: Characters of additionalContext per event, shared max-min fairly among the plugins that
+    #: speak (Claude Code keeps at most 10,000; a larger value is capped there).
+    context_budget: int = field(default=10_000, converter=lambda v: max(0, min(int(v), 10_000)))
+    #: Per-plugin caps on that share, e.g. ``{"memory-rotation" = 4000}``.
+    context_caps: dict = field(factory=dict)
+    #: Characters at most in one answer of an ``omcm mcp`` tool (it goes into the model's context).
+    mcp_answer_chars: int = 6_000
 
 
 @attrs.frozen

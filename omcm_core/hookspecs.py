@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from omcm_core.context import Context
     from omcm_core.records import (
         Command,
+        McpTool,
         PostToolEvent,
         PreCompactEvent,
         PreToolEvent,
@@ -189,4 +190,19 @@ def commands() -> Sequence[Command] | None:
     :return: a sequence of :class:`omcm_core.records.Command`. Names must not
         clash with the core's (hook, plugins, doctor, install, uninstall) or with
         another plugin's; a clash is logged and the later one skipped.
+    """
+
+
+@hookspec
+def mcp_tools(ctx: Context) -> Sequence[McpTool] | None:
+    """Read-only tools this plugin offers Claude through ``omcm mcp``.
+
+    Called once when the MCP server starts, with this plugin's context (its
+    ``project_dir`` is the folder Claude Code started the server in). Keep answers
+    short and let Claude ask for more: a search returns ids and one line each,
+    a ``get``-style tool the whole entry. Scope results to ``ctx.project_dir``
+    unless the caller asks for every project. Nothing here runs on the hook path.
+
+    :return: a sequence of :class:`omcm_core.records.McpTool`; names must be
+        unique across plugins (a clash is logged and the later one skipped).
     """

@@ -179,3 +179,19 @@ class Command:
     help: str
     run: Callable[..., int]
     configure: Callable[..., None] | None = None
+
+
+@frozen(kw_only=True)
+class McpTool:
+    """A read-only tool a plugin offers Claude through ``omcm mcp`` (an MCP server over stdio).
+
+    ``function`` takes keyword arguments with type hints (the SDK derives the
+    tool's input schema from them) and returns something JSON can hold. Its
+    docstring-free ``description`` is what the model reads to choose the tool:
+    say what it finds and what it costs. omcm masks secrets in the answer and
+    cuts it to ``[core] mcp_answer_chars`` before it reaches the model.
+    """
+
+    name: str
+    description: str
+    function: Callable[..., Any]

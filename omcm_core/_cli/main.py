@@ -13,10 +13,22 @@ import argparse
 import os
 
 from omcm_core import log
-from omcm_core._cli import basic, doctor, extensions, new_plugin, plugins, settings, team
+from omcm_core._cli import basic, doctor, extensions, mcp, new_plugin, plugins, settings, stats, team
 from omcm_core._cli.invocation import Invocation
 
-CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "team", "new-plugin")
+CORE_COMMANDS = (
+    "hook",
+    "plugins",
+    "doctor",
+    "install",
+    "uninstall",
+    "version",
+    "daemon",
+    "team",
+    "new-plugin",
+    "stats",
+    "mcp",
+)
 # In the order `omcm --help` lists them.
 REGISTRARS = (
     basic.register_hook,
@@ -26,6 +38,8 @@ REGISTRARS = (
     basic.register,
     team.register,
     new_plugin.register,
+    stats.register,
+    mcp.register,
 )
 
 

@@ -29,12 +29,12 @@ import threading
 import time
 from pathlib import Path
 
-from omcm_core._runtime import callstate, control, dispatch, listener, sessions, turns, wire
+from omcm_core._runtime import callstate, control, dispatch, listener, sessions, stats, turns, wire
 from omcm_core._runtime.client import socket_path
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
 from omcm_core.log import get_logger
-from omcm_core.paths import ensure_private_dir
+from omcm_core.paths import ensure_private_dir, omcm_home
 
 _log = get_logger(component="daemon")
 __all__ = ["Daemon", "run", "status", "stop"]
@@ -245,11 +245,13 @@ def run(env: dict | None = None) -> int:
             if server is None:
                 return 1
             _log.info("daemon_started", pid=os.getpid(), socket=path, queue_ms=round(queue_ms))
+            stats.start_flusher(omcm_home(env))  # off the answer's path: rows written every few seconds
             try:
                 daemon.serve(server)
             finally:
                 server.close()
                 daemon.keeper.close()
+                stats.flush_now(omcm_home(env))
     except TimeoutError:
         return 0  # another daemon is serving
     if _overran():

@@ -179,11 +179,14 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         report = manager.call(
             call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
         )
+        opened = _opening(breaker, report.failures, call.core.breaker_threshold)
         _record(breaker, report, call.store)
+        answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
+        _log_dropped(call.spec.name, answers)
+        answers, cuts = _within_budget(call, answers)
+        _note_stats(call, event, report, kept_out, opened, answers, cuts)
     finally:
         call.finish()
-    answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
-    _log_dropped(call.spec.name, answers)
     response = merge(call.spec.name, answers)
     _logger.debug(
         "dispatched",
@@ -203,6 +206,57 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         ms > budget_ms for ms in report.timings_ms.values()
     )
     return Reply(stdout=stdout, stderr=trace, overran=overran)
+
+
+def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
+    """Each plugin's additionalContext cut to its fair share of ``[core] context_budget``; what was cut."""
+    if not call.spec.context or not any(r.additional_context for _, r in answers):
+        return answers, {}
+    import attrs
+
+    from omcm_core._runtime.context_budget import fit
+
+    fitted = fit(
+        [(name, r.additional_context or "") for name, r in answers], call.core.context_budget, call.core.context_caps
+    )
+    if not fitted.cut:
+        return answers, {}
+    kept = dict(fitted.texts)
+    for plugin, lost in fitted.cut.items():
+        _logger.info("context_cut", plugin=plugin, hook_event=call.spec.name, cut_chars=lost)
+    return [
+        (name, attrs.evolve(r, additional_context=kept.get(name)) if name in fitted.cut else r) for name, r in answers
+    ], dict(fitted.cut)
+
+
+def _note_stats(call: _Call, event: Any, report: Any, kept_out: dict, opened: list, answers: list, cuts: dict) -> None:
+    """Calls, time and context characters per plugin (``omcm stats``): noted in memory; a one-call
+    process writes them now (on the call's connection), the warm dispatcher later from a thread."""
+    from omcm_core._runtime.stats import RECORDER
+
+    try:
+        shown = {name: len(r.additional_context or "") + (len(r.reason or "") if r.block else 0) for name, r in answers}
+        failed = [f.plugin for f in report.failures]
+        RECORDER.note(
+            event.session_id, call.spec.name, report.timings_ms, failed, kept_out, opened, context=shown, cuts=cuts
+        )
+        if not RECORDER.deferred:
+            RECORDER.flush(call.store)
+    except Exception as exc:  # statistics never cost an answer
+        _logger.warning("stats_not_noted", error=f"{type(exc).__name__}: {exc}")
+
+
+def _opening(breaker: Any, failures: list, threshold: int) -> list:
+    """The plugins whose failure now opens their breaker (read before the breaker counts it)."""
+    opened = []
+    try:
+        for failure in failures:
+            state = breaker.state(failure.plugin)
+            if (state.failures if state else 0) + 1 == max(1, threshold):
+                opened.append(failure.plugin)
+    except Exception:  # an unreadable store: the breaker itself logs it
+        pass
+    return opened
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:

@@ -159,3 +159,10 @@ def commands():
             run=cli.run,
         )
     ]
+
+
+@hookimpl
+def mcp_tools(ctx):
+    from omcm_memory_rotation import tools
+
+    return tools.offered(ctx)

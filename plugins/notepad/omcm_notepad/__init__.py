@@ -135,3 +135,10 @@ def commands():
             run=cli.run,
         )
     ]
+
+
+@hookimpl
+def mcp_tools(ctx):
+    from omcm_notepad import tools
+
+    return tools.offered(ctx)

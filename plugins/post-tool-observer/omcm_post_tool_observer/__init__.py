@@ -68,7 +68,7 @@ def post_tool(event, ctx):
     storage.ready(ctx.store)
     _record_unreported(event, ctx, config)
     embed = _embeddings_on(config)
-    event_id = storage.record(ctx.store, event, capture.observation, embed=embed)
+    event_id = storage.record(ctx.store, event, capture.observation, embed=embed, project=_project(ctx))
     _share(ctx, config, event_id)
     if embed:
         _maybe_start_worker(ctx, config)
@@ -96,7 +96,9 @@ def _record_unreported(event, ctx, config) -> None:
         return
     for call in calls:
         if call.tool_name not in config.exclude_tools:
-            event_id = storage.record(ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config))
+            event_id = storage.record(
+                ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config), project=_project(ctx)
+            )
             _share(ctx, config, event_id)
 
 
@@ -227,6 +229,17 @@ def _sharing_state(ctx, config) -> str:
     if not sharing.enabled(ctx, config):
         return "share = true but no [core] team_store: nothing leaves this machine"
     return "on: each observation is queued for the team store (masked, paths relative)"
+
+
+def _project(ctx) -> str | None:
+    return str(ctx.project_dir) if ctx.project_dir is not None else None
+
+
+@hookimpl
+def mcp_tools(ctx):
+    from omcm_post_tool_observer import tools
+
+    return tools.offered(ctx)
 
 
 @hookimpl

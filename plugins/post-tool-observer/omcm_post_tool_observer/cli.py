@@ -13,6 +13,11 @@ def configure_search(parser) -> None:
     parser.add_argument("--file", help="only calls whose file path contains this")
     parser.add_argument("--session", help="only this session id")
     parser.add_argument("--failures", action="store_true", help="only failed calls")
+    parser.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="search every project (default: only calls made in the current project)",
+    )
     parser.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--semantic", action="store_true", help="rank by meaning (needs the [embeddings] extra)")
@@ -36,7 +41,10 @@ def run_search(args, ctx) -> int:
     storage.ready(ctx.store)
     text = " ".join(args.query).strip()
     limit = max(args.limit, 0)
-    filters = search.Filters(tool=args.tool, file=args.file, session=args.session, failures_only=args.failures)
+    project = None if args.all_projects or ctx.project_dir is None else str(ctx.project_dir)
+    filters = search.Filters(
+        tool=args.tool, file=args.file, session=args.session, failures_only=args.failures, project=project
+    )
     if search.fts_query(text) is None:  # no words: the most recent calls
         hits, mode = search.recent(ctx.store, filters, limit), "recent"
     elif args.semantic:
@@ -57,7 +65,8 @@ def run_search(args, ctx) -> int:
         print(json.dumps({"query": text, "mode": mode, "results": hits}, ensure_ascii=False, indent=2))
         return 0
     if not hits:
-        print(f"No observations match {text!r}." if text else "No observations recorded yet.")
+        where = f" in {project} (--all-projects searches every project)" if project else ""
+        print(f"No observations match {text!r}{where}." if text else f"No observations recorded yet{where}.")
         return 0
     for hit in hits:
         _print_hit(hit, mode)

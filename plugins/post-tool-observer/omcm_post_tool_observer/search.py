@@ -25,6 +25,8 @@ class Filters:
     file: str | None = None
     session: str | None = None
     failures_only: bool = False
+    #: Only calls made in this project folder (None: every project, and calls recorded before projects were).
+    project: str | None = None
 
 
 def fts_query(text: str, operator: str = "OR") -> str | None:
@@ -46,6 +48,9 @@ def _where(filters: Filters) -> tuple[str, list]:
         params.append(filters.session)
     if filters.failures_only:
         clauses.append("e.success = 0")
+    if filters.project:
+        clauses.append("e.project = ?")
+        params.append(filters.project)
     return "".join(f" AND {c}" for c in clauses), params
 
 

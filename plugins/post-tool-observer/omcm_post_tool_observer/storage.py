@@ -102,6 +102,12 @@ MIGRATIONS = [
     INSERT INTO observer_fts(observer_fts) VALUES('rebuild');
     INSERT INTO observer_fts(observer_fts, rank) VALUES('rank', 'bm25(2.0, 3.0, 3.0, 1.0, 3.0)');
     """,
+    # The project each call was made in, so a search (and Claude's MCP search) stays in its project.
+    # Rows recorded before have none and show only with --all-projects.
+    """
+    ALTER TABLE observer_events ADD COLUMN project TEXT;
+    CREATE INDEX observer_events_project ON observer_events(project, ts);
+    """,
 ]
 
 
@@ -155,8 +161,10 @@ def same_prompt(store, session_id: str, prompt_id: str) -> None:
         )
 
 
-def record(store, event, build, embed: bool) -> str:
-    """Write one observation (and its outbox job) in one transaction; returns its event id."""
+def record(store, event, build, embed: bool, project: str | None = None) -> str:
+    """Write one observation (and its outbox job) in one transaction; returns its event id.
+
+    ``project`` is the project folder the call was made in (``ctx.project_dir``)."""
     event_id = str(uuid.uuid4())
     now = time.time()
     with store.transaction() as conn:
@@ -173,8 +181,8 @@ def record(store, event, build, embed: bool) -> str:
         meta = obs["metadata"]
         conn.execute(
             "INSERT INTO observer_events(event_id, session_id, ts, tool_name, tool_use_id, success, duration_ms, "
-            "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error, project) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event_id,
                 event.session_id,
@@ -191,6 +199,7 @@ def record(store, event, build, embed: bool) -> str:
                 payload,
                 len(payload) + len(obs["toolOutput"]),
                 obs.get("errorMessage"),
+                project,
             ),
         )
         if embed:

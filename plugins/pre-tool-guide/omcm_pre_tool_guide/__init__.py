@@ -213,3 +213,25 @@ def doctor_report(ctx):
     ((errors, resolved),) = ctx.store.query("SELECT count(*), count(resolution) FROM error_kb")
     ((events,),) = ctx.store.query("SELECT count(*) FROM guide_events")
     return {"known_errors": errors, "resolved": resolved, "error_events": events}
+
+
+@hookimpl
+def commands():
+    from omcm_core.records import Command
+    from omcm_pre_tool_guide import lessons
+
+    return [
+        Command(
+            name="lessons",
+            help="list what pre-tool-guide learned from failed calls (`omcm lessons forget ID` drops one)",
+            configure=lessons.configure,
+            run=lessons.run,
+        )
+    ]
+
+
+@hookimpl
+def mcp_tools(ctx):
+    from omcm_pre_tool_guide import lessons
+
+    return lessons.offered(ctx)

@@ -1,0 +1,94 @@
+"""The observer's MCP tools (``omcm mcp``): ``search`` for short hits, ``get`` for one whole call.
+
+Progressive disclosure: a search answers with an id and one line per call, so
+looking costs Claude a few hundred tokens; ``get`` then fetches the one that
+matters. Both read only this project's calls unless ``all_projects`` is asked.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from omcm_core.records import McpTool
+
+#: Characters of a hit's one-line summary and snippet; of a whole call's output in ``get``.
+LINE, SNIPPET, OUTPUT = 120, 200, 4_000
+
+
+def _one_line(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _short(hit: dict) -> dict[str, Any]:
+    return {
+        "id": hit["event_id"],
+        "when": time.strftime("%Y-%m-%d %H:%M", time.localtime(hit["ts"])),
+        "tool": hit["tool"],
+        "ok": hit["success"],
+        "what": _one_line(hit["command"] or hit["file"], LINE),
+        "snippet": _one_line(hit["snippet"] or hit["error"] or hit["output"], SNIPPET),
+    }
+
+
+def offered(ctx) -> list[McpTool]:
+    from omcm_post_tool_observer import search as find
+    from omcm_post_tool_observer import storage
+
+    project = str(ctx.project_dir) if ctx.project_dir is not None else None
+
+    def search(
+        query: str = "", limit: int = 5, tool: str | None = None, failures: bool = False, all_projects: bool = False
+    ) -> dict:
+        storage.ready(ctx.store)
+        filters = find.Filters(tool=tool, failures_only=failures, project=None if all_projects else project)
+        limit = max(1, min(int(limit), 20))
+        if find.fts_query(query) is None:
+            hits, mode = find.recent(ctx.store, filters, limit), "recent"
+        else:
+            hits, mode = find.hybrid(ctx.store, query, filters, limit), "ranked"
+        scope = "every project" if all_projects or project is None else project
+        return {"scope": scope, "mode": mode, "hits": [_short(h) for h in hits], "more": "get(id) for a whole call"}
+
+    def get(id: str) -> dict:  # noqa: A002  (the tool's argument, as Claude sees it)
+        storage.ready(ctx.store)
+        rows = ctx.store.query(
+            f"SELECT {find.COLUMNS}, NULL, e.project FROM observer_events e WHERE e.event_id = ?", [id]
+        )
+        if not rows:
+            return {"error": f"no recorded call has id {id!r}"}
+        *row, where = rows[0]
+        if project is not None and where not in (None, project):
+            return {"error": f"call {id!r} was made in another project; search with all_projects=true to see it"}
+        hit = find._row(row)  # masked
+        output = hit["output"] or ""
+        return {
+            "id": hit["event_id"],
+            "when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(hit["ts"])),
+            "session": hit["session_id"],
+            "tool": hit["tool"],
+            "ok": hit["success"],
+            "command": hit["command"],
+            "file": hit["file"],
+            "error": hit["error"],
+            "output": output[:OUTPUT]
+            + (f"\n[{len(output) - OUTPUT:,} more characters]" if len(output) > OUTPUT else ""),
+        }
+
+    return [
+        McpTool(
+            name="search",
+            description="Search the tool calls recorded in this project (commands, files, outputs, errors). "
+            "Returns up to `limit` short hits (id, time, tool, one line each); call `get` with an id for the whole "
+            "call. `tool` filters by tool name (Bash, Edit, ...), `failures` keeps failed calls only, "
+            "`all_projects` widens the search beyond this project. An empty query lists the most recent calls.",
+            function=search,
+        ),
+        McpTool(
+            name="get",
+            description="One recorded tool call by the id `search` returned: its command or file, output "
+            "(first 4,000 characters, secrets masked) and error.",
+            function=get,
+        ),
+    ]
