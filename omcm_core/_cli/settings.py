@@ -50,7 +50,19 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         print(f"omcm is already installed in {path}")
     else:
         print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+    if inv.manager.implementations("mcp_tools"):
+        print(_mcp(args, inv, path, register=True))
     return 0
+
+
+def _mcp(args: argparse.Namespace, inv: Invocation, settings: Path, register: bool) -> str | None:
+    """Register (or remove) ``omcm mcp`` in the MCP file of the same scope as ``settings``."""
+    from omcm_core._cli import mcp_registration
+
+    scope, project = mcp_registration.scope_of_settings(settings, inv.env)
+    if register:
+        return mcp_registration.register(scope, project, inv.env)
+    return mcp_registration.unregister(scope, project, inv.env)
 
 
 def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
@@ -64,4 +76,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
         return 2
     note = result.get("note") or ("original file restored" if result.get("restored") else "omcm entries removed")
     print(f"{path}: {note}")
+    removed = _mcp(args, inv, path, register=False)
+    if removed:
+        print(removed)
     return 0

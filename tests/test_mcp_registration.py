@@ -1,0 +1,87 @@
+"""``omcm install`` registers ``omcm mcp`` as Claude Code's MCP server "omcm"; ``omcm uninstall`` removes only that."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def omcm(home: Path, user: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMCM_HOME": str(home), "HOME": str(user)}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env=env, cwd=cwd or user
+    )
+
+
+@pytest.fixture
+def world(tmp_path):
+    user, home, project = tmp_path / "user", tmp_path / "omcm-home", tmp_path / "project"
+    for folder in (user, project):
+        folder.mkdir()
+    return user, home, project
+
+
+def test_user_scope_adds_the_server_beside_claude_codes_own_keys_and_removes_it(world):
+    user, home, _ = world
+    state = user / ".claude.json"
+    state.write_text(json.dumps({"hasCompletedOnboarding": True, "mcpServers": {"other": {"command": "x"}}}))
+    state.chmod(0o600)
+    proc = omcm(home, user, "install")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(state.read_text())
+    entry = data["mcpServers"]["omcm"]
+    assert entry["type"] == "stdio" and entry["args"][-1] == "mcp"
+    assert Path(entry["command"]).exists()
+    assert data["hasCompletedOnboarding"] is True and data["mcpServers"]["other"] == {"command": "x"}
+    assert state.stat().st_mode & 0o777 == 0o600
+    assert "MCP server 'omcm' registered" in proc.stdout
+    # Run by Claude Code, the registered command serves: `--list` through the same command.
+    listed = subprocess.run([entry["command"], *entry["args"], "--list"], capture_output=True, text=True)
+    assert "search" in listed.stdout
+    assert omcm(home, user, "uninstall").returncode == 0
+    assert json.loads(state.read_text())["mcpServers"] == {"other": {"command": "x"}}
+
+
+def test_a_users_own_server_named_omcm_is_never_replaced_nor_removed(world):
+    user, home, _ = world
+    state = user / ".claude.json"
+    mine = {"mcpServers": {"omcm": {"command": "/opt/my-own/server", "args": []}}}
+    state.write_text(json.dumps(mine))
+    assert "did not write" in omcm(home, user, "install").stdout
+    omcm(home, user, "uninstall")
+    assert json.loads(state.read_text()) == mine
+
+
+def test_project_scope_writes_the_projects_mcp_json(world):
+    user, home, project = world
+    assert omcm(home, user, "install", "--scope", "project", "--project-dir", str(project)).returncode == 0
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"omcm"}
+    assert not (user / ".claude.json").exists()
+    omcm(home, user, "uninstall", "--scope", "project", "--project-dir", str(project))
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {}
+
+
+def test_a_symlinked_claude_json_stays_a_link(world, tmp_path):
+    user, home, _ = world
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude.json").write_text("{}")
+    (user / ".claude.json").symlink_to(dotfiles / "claude.json")
+    assert omcm(home, user, "install").returncode == 0
+    assert (user / ".claude.json").is_symlink()
+    assert "omcm" in json.loads((dotfiles / "claude.json").read_text())["mcpServers"]
+
+
+def test_an_unparsable_claude_json_is_left_alone(world):
+    user, home, _ = world
+    (user / ".claude.json").write_text("{not json")
+    proc = omcm(home, user, "install")
+    assert proc.returncode == 0 and "not registered" in proc.stdout
+    assert (user / ".claude.json").read_text() == "{not json"
