@@ -21,7 +21,10 @@ def configure_search(parser) -> None:
     parser.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--semantic", action="store_true", help="rank by meaning (needs the [embeddings] extra)")
-    mode.add_argument("--hybrid", action="store_true", help="full text and meaning together")
+    mode.add_argument(
+        "--hybrid", action="store_true", help="full text and meaning together (the default once calls are embedded)"
+    )
+    mode.add_argument("--full-text", action="store_true", help="words only, even when calls are embedded")
     parser.add_argument(
         "--json", action="store_true", help="machine-readable output, with each call's full stored output"
     )
@@ -56,7 +59,8 @@ def run_search(args, ctx) -> int:
                 file=sys.stderr,
             )
             hits, mode = search.full_text(ctx.store, text, filters, limit), "full-text"
-    elif args.hybrid:
+    elif args.hybrid or (not args.full_text and search.vectors_ready(ctx.store)):
+        # The default where vectors exist: best recall on real sessions (docs/benchmarks.md, retrieval).
         hits, mode = search.hybrid(ctx.store, text, filters, limit), "hybrid"
     else:
         hits, mode = search.full_text(ctx.store, text, filters, limit), "full-text"

@@ -163,6 +163,13 @@ def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) ->
     return out
 
 
+def vectors_ready(store) -> bool:
+    """Semantic ranking can run: the [embeddings] extra is installed and some calls are embedded."""
+    from omcm_post_tool_observer import embedder
+
+    return embedder.available() and bool(store.query("SELECT 1 FROM observer_vectors LIMIT 1"))
+
+
 def hybrid(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
     """Reciprocal-rank fusion of full-text and semantic results (full text alone without vectors)."""
     lexical = full_text(store, text, filters, limit * 3)

@@ -47,7 +47,13 @@ def offered(ctx) -> list[McpTool]:
         if find.fts_query(query) is None:
             hits, mode = find.recent(ctx.store, filters, limit), "recent"
         else:
-            hits, mode = find.hybrid(ctx.store, query, filters, limit), "ranked"
+            ranked = find.vectors_ready(ctx.store)
+            hits = (
+                find.hybrid(ctx.store, query, filters, limit)
+                if ranked
+                else find.full_text(ctx.store, query, filters, limit)
+            )
+            mode = "hybrid" if ranked else "full-text"
         scope = "every project" if all_projects or project is None else project
         return {"scope": scope, "mode": mode, "hits": [_short(h) for h in hits], "more": "get(id) for a whole call"}
 
