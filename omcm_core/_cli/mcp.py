@@ -40,21 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def collect(inv: Invocation) -> list[tuple[str, Any]]:
     """(plugin, McpTool) for every tool the plugins offer; a clash or a failing plugin is skipped on stderr."""
-    tools: list[tuple[str, Any]] = []
-    taken: set[str] = set()
-    for plugin, function, args in inv.manager.implementations("mcp_tools"):
-        try:
-            offered = list(function(**({"ctx": inv.context(plugin)} if "ctx" in args else {})) or ())
-        except Exception as exc:
-            print(f"omcm mcp: plugin {plugin} failed to list its tools: {exc}", file=sys.stderr)
-            continue
-        for tool in offered:
-            if tool.name in taken:
-                print(f"omcm mcp: tool {tool.name!r} of plugin {plugin} clashes; skipped", file=sys.stderr)
-                continue
-            taken.add(tool.name)
-            tools.append((plugin, tool))
-    return tools
+    from omcm_core._cli.extensions import offered
+
+    return offered(inv, "mcp_tools", "tools")
 
 
 def bounded(value: Any, limit: int) -> str:
