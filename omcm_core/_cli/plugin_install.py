@@ -10,10 +10,13 @@ so events only the new plugin answers start reaching it.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import attrs
 
 from omcm_core._cli.invocation import Invocation
 
@@ -89,17 +92,32 @@ def reregister(inv: Invocation) -> int:
     return worst
 
 
-def install(specs: list[str], editable: bool, upgrade: bool, inv: Invocation) -> int:
+@attrs.frozen
+class Flags:
+    editable: list[str] = attrs.field(factory=list)  # folders installed editable (pip's -e PATH)
+    upgrade: bool = False
+    reinstall: bool = False
+    no_deps: bool = False
+
+
+def install(specs: list[str], flags: Flags, inv: Invocation) -> int:
     before = installed(inv.env)
-    targets = [a for spec in specs for a in (("-e", spec) if editable else (spec,))]
-    argv = _pip(inv.env, "install", *(("--upgrade",) if upgrade else ()), *targets)
-    if argv is None:
-        print("omcm: this environment has no pip, uv is not on PATH and ensurepip failed", file=sys.stderr)
-        return 1
-    print(f"omcm: installing into {sys.prefix}: {' '.join(argv)}", file=sys.stderr, flush=True)
-    if subprocess.run(argv, cwd=inv.cwd, env=inv.env).returncode != 0:
-        print("omcm: the install failed (see above); nothing was registered", file=sys.stderr)
-        return 1
+    targets = [*specs, *(a for path in flags.editable for a in ("-e", path))]
+    options = [*(["--upgrade"] if flags.upgrade else []), *(["--no-deps"] if flags.no_deps else [])]
+    passes = [options + targets]
+    if flags.reinstall:
+        # Force only the named distributions (forcing all would fetch omcm-core, which no index has), then
+        # an ordinary pass for a dependency that went missing.
+        passes.insert(0, ["--force-reinstall", "--no-deps", *targets])
+    for extra in passes:
+        argv = _pip(inv.env, "install", *extra)
+        if argv is None:
+            print("omcm: this environment has no pip, uv is not on PATH and ensurepip failed", file=sys.stderr)
+            return 1
+        print(f"omcm: installing into {sys.prefix}: {shlex.join(argv)}", file=sys.stderr, flush=True)
+        if subprocess.run(argv, cwd=inv.cwd, env=inv.env).returncode != 0:
+            print("omcm: the install failed (see above); nothing was registered", file=sys.stderr)
+            return 1
     after = installed(inv.env)
     changed = [row for name, row in after.items() if before.get(name, {}).get("version") != row["version"]]
     for row in changed:
@@ -139,3 +157,50 @@ def _normal(name: str) -> str:
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def source_of(distribution: str) -> tuple[str, bool]:
+    """Where ``distribution`` was installed from (a folder, a URL) and whether editably; else its name.
+
+    pip and uv record a local or URL install in ``direct_url.json`` (PEP 610):
+    the only spec that reinstalls omcm's own plugins, which no index holds.
+    """
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import distribution as find
+    from urllib.parse import unquote, urlparse
+
+    try:
+        raw = find(distribution).read_text("direct_url.json")
+        info = json.loads(raw) if raw else None
+    except (PackageNotFoundError, ValueError):
+        info = None
+    if not isinstance(info, dict) or not isinstance(info.get("url"), str):
+        return distribution, False
+    url = info["url"]
+    if url.startswith("file://"):
+        url = unquote(urlparse(url).path)
+    vcs = info.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs"):
+        url = f"{vcs['vcs']}+{url}" + (f"@{vcs['commit_id']}" if vcs.get("commit_id") else "")
+    editable = isinstance(info.get("dir_info"), dict) and bool(info["dir_info"].get("editable"))
+    return url, editable
+
+
+def omcm_command(env: dict[str, str]) -> str:
+    """How a person runs this installation's omcm: ``omcm`` when PATH finds this one, else its full path."""
+    own = Path(sys.executable).parent / "omcm"
+    if not own.exists():
+        return f"{shlex.quote(sys.executable)} -m omcm_core"
+    found = shutil.which("omcm", path=env.get("PATH"))
+    return "omcm" if found and Path(found).resolve() == own.resolve() else shlex.quote(str(own))
+
+
+def reinstall_hint(distribution: str, env: dict[str, str]) -> str:
+    """The command that installs ``distribution`` again from where it came (its folder, URL or index)."""
+    source, editable = source_of(distribution)
+    return f"{omcm_command(env)} plugins install --reinstall {'-e ' if editable else ''}{shlex.quote(source)}"
+
+
+def extra_hint(distribution: str, extra: str, env: dict[str, str]) -> str:
+    """The command that adds an installed distribution's optional extra (pip and uv resolve it from what is installed)."""
+    return f"{omcm_command(env)} plugins install {shlex.quote(f'{distribution}[{extra}]')}"

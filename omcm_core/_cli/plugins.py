@@ -16,44 +16,49 @@ def register(sub: argparse._SubParsersAction) -> None:
         "`install NAME|PATH|URL`, `uninstall NAME`, `reset NAME` (close a breaker)",
     )
     p.add_argument("--json", action="store_true", help="one JSON list for machines")
-    p.add_argument(
-        "action",
-        nargs="?",
-        choices=("install", "uninstall", "reset"),
-        help="install: add a plugin to omcm's own environment (pipx, uv tool, venv alike) and register its events; "
-        "uninstall: remove one; reset: close a plugin's circuit breaker now",
+    p.set_defaults(run=plugins, action=None)
+    actions = p.add_subparsers(dest="action", metavar="{install,uninstall,reset}")
+    i = actions.add_parser(
+        "install",
+        help="add a plugin to omcm's own environment (pipx, uv tool, venv alike) and register the events it answers",
     )
-    p.add_argument(
-        "name",
-        nargs="*",
-        metavar="NAME",
-        help="the plugin; for install anything pip takes: a name, a folder ('./omcm-x[extra]'), a URL",
+    i.add_argument(
+        "name", nargs="*", metavar="NAME", help="anything pip takes: a name, a folder ('./omcm-x[extra]'), a URL"
     )
-    p.add_argument("-e", "--editable", action="store_true", help="install: the folder you work on, editable")
-    p.add_argument("--upgrade", action="store_true", help="install: the newest version even if one is installed")
-    p.set_defaults(run=plugins)
+    i.add_argument(
+        "-e", "--editable", action="append", default=[], metavar="PATH", help="a folder you work on, editable"
+    )
+    i.add_argument("--upgrade", action="store_true", help="the newest version even if one is installed")
+    i.add_argument(
+        "--reinstall", action="store_true", help="again, over a broken install (its dependencies only if missing)"
+    )
+    i.add_argument("--no-deps", action="store_true", help="without the dependencies it declares")
+    u = actions.add_parser("uninstall", help="remove a plugin's distribution from omcm's own environment")
+    u.add_argument("name", nargs="+", metavar="NAME", help="the plugin (or its distribution)")
+    r = actions.add_parser("reset", help="close a plugin's circuit breaker now")
+    r.add_argument("name", nargs="+", metavar="NAME", help="the plugin")
 
 
 def plugins(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._runtime.breaker import open_breakers, reset_breaker
 
-    if args.action and not args.name:
-        print(f"omcm: plugins {args.action} needs a plugin name", file=sys.stderr)
-        return 2
-    if args.action in ("install", "uninstall"):
+    if args.action == "install":
         from omcm_core._cli import plugin_install
 
-        if args.action == "install":
-            return plugin_install.install(args.name, args.editable, args.upgrade, inv)
+        if not args.name and not args.editable:
+            print("omcm: plugins install needs a NAME, PATH or URL (or -e PATH)", file=sys.stderr)
+            return 2
+        flags = plugin_install.Flags(args.editable, args.upgrade, args.reinstall, args.no_deps)
+        return plugin_install.install(args.name, flags, inv)
+    if args.action == "uninstall":
+        from omcm_core._cli import plugin_install
+
         return plugin_install.uninstall(args.name, inv)
     if args.action == "reset":
         for name in args.name:
             closed = reset_breaker(inv.home, name)
             print(f"{name}: breaker closed" if closed else f"{name}: no breaker was open or counting")
         return 0
-    if args.name:
-        print(f"omcm: unexpected {' '.join(args.name)} (plugins install|uninstall|reset NAME)", file=sys.stderr)
-        return 2
     kept_out = open_breakers(inv.home, inv.project, inv.env)
     rows = []
     for i in inv.manager.infos.values():
