@@ -124,7 +124,19 @@ def install(specs: list[str], flags: Flags, inv: Invocation) -> int:
         print(f"{row['name']} {row['version']} ({row['distribution']}): hooks {', '.join(row['hooks']) or '-'}")
     if not changed:
         print("no omcm plugin was added or changed (an extra's packages, or it was installed already)")
+    if note := _reinstall_forgets():
+        print(note)
     return reregister(inv)
+
+
+def _reinstall_forgets() -> str | None:
+    """Tool managers rebuild their environments from their own records, which this install is not in."""
+    prefix = Path(sys.prefix)
+    if (prefix / "pipx_metadata.json").exists():
+        return f"note: `pipx reinstall` rebuilds {prefix} without it; `pipx inject {prefix.name} ...` is the pipx way to keep it"
+    if (prefix / "uv-receipt.toml").exists():
+        return "note: `uv tool install --reinstall`/`upgrade` rebuild the tool without it; list it with --with there to keep it"
+    return None
 
 
 def uninstall(names: list[str], inv: Invocation) -> int:
