@@ -1,7 +1,8 @@
-"""`omcm plugins install|uninstall` on the two kinds of environment omcm lives in: one with pip, one without.
+"""`omcm plugins install|uninstall` in the kinds of environment omcm lives in: with pip, without.
 
 A venv with pip stands for pipx and plain venvs; one made by `uv venv` has no
-pip, as `uv tool install` makes them. omcm-core goes in from its wheel; then
+pip, as `uv tool install` makes them (uv installs there); a venv made without
+pip and no uv on PATH gets pip from ensurepip. omcm-core goes in from its wheel; then
 everything is done by that environment's own `omcm`: a plugin from this
 checkout, `omcm install`, a plugin written by `omcm new-plugin` (answering an
 event no plugin answered before, so it must be registered), its hook answering
@@ -50,20 +51,20 @@ def has_pip(python: Path) -> bool:
     return subprocess.run([python, "-c", "import pip"], capture_output=True).returncode == 0
 
 
-@pytest.mark.parametrize("kind", ["pip", "uv"])
+@pytest.mark.parametrize("kind", ["pip", "uv", "bare"])
 def test_install_registers_and_uninstall_removes(core_wheel, tmp_path, kind):
     if not UV.exists():
         pytest.skip("uv is not installed beside this Python (pip install -r requirements-dev.txt)")
     env_dir, home = tmp_path / "venv", tmp_path / "home"
     home.mkdir()
-    if kind == "pip":
-        venv.EnvBuilder(with_pip=True).create(env_dir)
+    if kind in ("pip", "bare"):
+        venv.EnvBuilder(with_pip=kind == "pip").create(env_dir)
     else:
         run([UV, "venv", "-q", "--python", sys.executable, env_dir])
     python, omcm = env_dir / "bin" / "python", env_dir / "bin" / "omcm"
     run([UV, "pip", "install", "-q", "--python", python, core_wheel])
     assert has_pip(python) == (kind == "pip")
-    # uv on PATH only for the environment without pip, as after `uv tool install`; no PYTHONPATH leaking the checkout.
+    # uv on PATH only for uv's environment, as after `uv tool install`; no PYTHONPATH leaking the checkout.
     path = f"{UV.parent}:/usr/bin:/bin" if kind == "uv" else "/usr/bin:/bin"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("OMCM")}
     env.update(HOME=str(home), PATH=path, OMCM_DAEMON="0")
@@ -78,7 +79,8 @@ def test_install_registers_and_uninstall_removes(core_wheel, tmp_path, kind):
     run([omcm, "new-plugin", "careful-rm", "--hooks", "pre_tool,stop"], cwd=tmp_path, env=env)
     added = run([omcm, "plugins", "install", "./omcm-careful-rm"], cwd=tmp_path, env=env)
     assert "careful-rm 0.1.0 (omcm-careful-rm): hooks pre_tool, stop" in added.stdout
-    assert has_pip(python) == (kind == "pip")  # uv did the work: no pip was bootstrapped
+    # uv did the work in its environment (no pip bootstrapped); with neither pip nor uv, ensurepip made pip.
+    assert has_pip(python) == (kind != "uv")
     rows = {r["name"]: r for r in json.loads(run([omcm, "plugins", "--json"], env=env).stdout)}
     assert rows["careful-rm"]["enabled"] and rows["careful-rm"]["distribution"] == "omcm-careful-rm"
 
