@@ -9,8 +9,10 @@
     python3 dev.py bench    # the latency benchmark (writes nothing to docs/)
     python3 dev.py e2e      # the real Claude Code client against a fake API (docs/e2e.md)
 
-Each task first makes ``.venv`` (a virtual environment of the Python running
-this script) and installs omcm-core and every plugin under ``plugins/`` into it,
+Each task first checks the Python running this script (3.10 to 3.13), makes
+``.venv`` with it (again when it was made by another Python version) and
+installs omcm-core and every plugin under ``plugins/`` into it, with the test,
+lint, team and embedding extras and PostgreSQL for every task but the demo,
 reinstalling only when a pyproject.toml changed.
 """
 
@@ -23,6 +25,30 @@ import sys
 import venv
 from collections.abc import Sequence
 from pathlib import Path
+
+#: The Python versions omcm supports (pyproject's requires-python) and the matrix tests.
+SUPPORTED = ((3, 10), (3, 13))
+
+
+def python_refused(version: tuple[int, int] = sys.version_info[:2]) -> str | None:
+    """Why this Python cannot run the tasks (said before anything is made), or None."""
+    if SUPPORTED[0] <= version <= SUPPORTED[1]:
+        return None
+    import shutil
+
+    low, high = SUPPORTED
+    fits = [f"python3.{minor}" for minor in range(high[1], low[1] - 1, -1) if shutil.which(f"python3.{minor}")]
+    use = (
+        f"run it with one of {', '.join(fits)} (e.g. `{fits[0]} dev.py setup`)"
+        if fits
+        else "install one (python.org, pyenv or your system's packages) and run dev.py with it"
+    )
+    return f"dev.py: Python {version[0]}.{version[1]} is not supported: omcm needs Python {low[0]}.{low[1]} to {high[0]}.{high[1]}; {use}."
+
+
+if __name__ == "__main__" and python_refused():
+    print(python_refused(), file=sys.stderr)
+    raise SystemExit(2)
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -77,17 +103,33 @@ def ensure_postgres() -> None:
     )
 
 
-def setup() -> None:
-    ensure_postgres()
-    stamp_file = VENV / ".omcm-stamp"
-    if stamp_file.exists() and stamp_file.read_text() == _stamp() and PY.exists():
-        return
-    if not PY.exists():
-        print("dev.py: creating .venv", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    # -qq: errors only. Build backends' notices (setuptools' editable-install banner) reach pip as warnings.
-    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-qq"]
-    subprocess.run(pip + ["--upgrade", "pip", "setuptools", "wheel"], check=True)
+def venv_version() -> tuple[int, int] | None:
+    """The Python version ``.venv`` was made with (its pyvenv.cfg), or None when there is none to read."""
+    try:
+        text = (VENV / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("version", "version_info"):
+            parts = value.strip().split(".")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                return int(parts[0]), int(parts[1])
+    return None
+
+
+def venv_usable() -> bool:
+    """``.venv`` exists, runs, and was made by this Python's version (one made by another is rebuilt)."""
+    return PY.exists() and venv_version() == sys.version_info[:2]
+
+
+def install_targets(profile: str) -> list[str]:
+    """pip's arguments for a profile: ``demo`` installs omcm-core and the plugins, ``full`` also every extra and tool."""
+    if profile == "demo":
+        targets = ["-e", str(ROOT)]
+        for plugin in plugin_dirs():
+            targets += ["-e", str(plugin)]
+        return targets
     targets = ["-e", f"{ROOT}[test,lint,team]"]
     for plugin in plugin_dirs():
         # A plugin may ask for extras in tests (e.g. "[embeddings]") in a file .dev-extras.
@@ -97,8 +139,54 @@ def setup() -> None:
     extra_reqs = ROOT / "requirements-dev.txt"
     if extra_reqs.exists():
         targets += ["-r", str(extra_reqs)]
-    print("dev.py: installing omcm-core and plugins into .venv", flush=True)
-    subprocess.run(pip + targets, check=True)
+    return targets
+
+
+#: pip's lines worth showing while it works (the rest of its output is kept for an error).
+PROGRESS = ("Collecting ", "Obtaining ", "Processing ", "Building ", "Installing collected packages")
+
+
+def pip_install(args: list[str], what: str) -> None:
+    """Run ``pip install args``, telling what it is at (one line per package it collects or builds)."""
+    print(f"dev.py: installing {what} into .venv", flush=True)
+    argv = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *args]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    kept: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        kept = [*kept[-199:], line]
+        if line.startswith(PROGRESS):
+            shown = " ".join(line.split())
+            print(f"dev.py:   {shown if len(shown) <= 110 else shown[:109] + '…'}", flush=True)
+    if proc.wait() != 0:
+        sys.stderr.write("".join(kept[-60:]))
+        raise SystemExit(f"dev.py: installing {what} failed (pip's last lines above)")
+
+
+def setup(profile: str = "full") -> None:
+    """Make ``.venv`` with what ``profile`` needs; a ``full`` one serves the demo too."""
+    if profile == "full":
+        ensure_postgres()
+    stamp_file = VENV / ".omcm-stamp"
+    done = stamp_file.read_text() if stamp_file.exists() and venv_usable() else ""
+    if done in (_stamp(), f"full:{_stamp()}", f"{profile}:{_stamp()}"):  # a bare stamp: an older dev.py's full set-up
+        return
+    if not venv_usable():
+        found = venv_version()
+        why = f" (it was made by Python {found[0]}.{found[1]})" if found and found != sys.version_info[:2] else ""
+        print(f"dev.py: creating .venv with Python {sys.version.split()[0]}{why}", flush=True)
+        try:
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            import shutil
+
+            shutil.rmtree(VENV, ignore_errors=True)  # half made, it would fail every later run
+            raise SystemExit(
+                f"dev.py: could not create .venv ({exc}); on Debian/Ubuntu install python3-venv for this Python"
+            ) from None
+    pip_install(["--upgrade", "pip", "setuptools", "wheel"], "pip, setuptools and wheel")
+    what = "omcm-core and plugins" if profile == "demo" else "omcm-core, plugins, test and lint tools"
+    pip_install(install_targets(profile), what)
     # Packages a plugin needs without their declared dependencies (see the plugin's pyproject).
     no_deps = [
         line.strip()
@@ -107,9 +195,9 @@ def setup() -> None:
         for line in (p / ".dev-no-deps").read_text().splitlines()
         if line.strip()
     ]
-    if no_deps:
-        subprocess.run(pip + ["--no-deps", *no_deps], check=True)
-    stamp_file.write_text(_stamp())
+    if no_deps and profile == "full":
+        pip_install(["--no-deps", *no_deps], ", ".join(no_deps))
+    stamp_file.write_text(f"{profile}:{_stamp()}")
 
 
 def run(*argv: str, path_tail: Sequence[str] = ()) -> int:
@@ -167,7 +255,8 @@ def main(argv: list[str]) -> int:
     if task not in ("demo", "test", "lint", "matrix", "bench", "setup", "e2e"):
         print(__doc__)
         return 0 if task == "help" else 2
-    setup()
+    # The demo needs omcm and its plugins only: no test, lint, team or embedding extras, no PostgreSQL.
+    setup("demo" if task == "demo" else "full")
     if task == "setup":
         return 0
     if task == "demo":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +48,11 @@ def test_the_doc_has_its_samples():
 def test_new_plugin_sample_is_the_real_output(tmp_path):
     command, output = doc_samples()["omcm new-plugin careful-rm"]
     assert command == "omcm new-plugin careful-rm"
-    assert omcm(command.split()[1:], cwd=tmp_path, home=tmp_path / "home") == output
+    # The output names this installation's Python (the doc shows a pipx one) and its omcm (`omcm`, found on PATH).
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    lines = omcm(command.split()[1:], cwd=tmp_path, home=tmp_path / "home", PATH=path)
+    here = shlex.quote(sys.executable)
+    assert [line.replace(here, "~/.local/share/pipx/venvs/omcm-core/bin/python") for line in lines] == output
 
 
 def test_plugins_sample_is_the_real_output(bash_guard_site, tmp_path):

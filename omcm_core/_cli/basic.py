@@ -70,6 +70,23 @@ def version(args: argparse.Namespace, inv: Invocation) -> int:
     return 0
 
 
+def versions() -> int:
+    """``omcm --version``: omcm-core's version, then each plugin's, read from metadata (no plugin is imported)."""
+    from importlib.metadata import entry_points
+
+    from omcm_core import __version__
+
+    print(f"omcm-core {__version__}")
+    seen = set()
+    for entry in sorted(entry_points(group="omcm"), key=lambda e: e.name):
+        dist = entry.dist
+        if entry.name in seen or dist is None:
+            continue
+        seen.add(entry.name)
+        print(f"{entry.name} {dist.version} ({dist.metadata['Name']})")
+    return 0
+
+
 def daemon(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._runtime import daemon
 

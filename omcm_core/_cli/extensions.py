@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from omcm_core._cli.invocation import Invocation
@@ -38,11 +39,34 @@ def register(sub: argparse._SubParsersAction, inv: Invocation, reserved: Collect
         p = sub.add_parser(command.name, help=f"{command.help} [{plugin}]")
         if command.configure is not None:
             command.configure(p)
+        _project_after_action(p)
         p.set_defaults(run=_runner(plugin, command))
+
+
+def _project_after_action(parser: argparse.ArgumentParser) -> None:
+    """``omcm memory status --project X`` as well as ``omcm memory --project X status``.
+
+    A command's ``--project`` is its parser's; each of its actions gets the same
+    option, with no default so that one given before the action stays.
+    """
+    option = parser._option_string_actions.get("--project")
+    if option is None or option.dest != "project":
+        return
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in dict.fromkeys(action.choices.values()):
+            if "--project" not in child._option_string_actions:
+                child.add_argument("--project", default=argparse.SUPPRESS, help=option.help)
 
 
 def _runner(plugin: str, command):
     def run(args: argparse.Namespace, inv: Invocation) -> int:
+        project = getattr(args, "project", None)
+        if isinstance(project, str) and project and not Path(inv.cwd, project).is_dir():
+            # A typo must not become a new project tree: commands that write would create it.
+            print(f"omcm {command.name}: --project {project}: no such folder", file=sys.stderr)
+            return 2
         return int(command.run(args, inv.context(plugin)) or 0)
 
     return run

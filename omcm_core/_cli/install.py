@@ -106,6 +106,22 @@ def _manifest_path(home: Path, settings: Path) -> Path:
     return ensure_private_dir(home / "installs") / f"{digest}.json"
 
 
+def _through_links(settings: Path) -> Path:
+    """The file to change: a symlinked settings.json (dotfiles) is written where it points, and stays a link."""
+    return Path(os.path.realpath(settings))
+
+
+def _recorded_for(home: Path, settings: Path) -> Path | None:
+    """A manifest naming ``settings`` as given: older versions keyed it on a link's target, then replaced the link."""
+    for manifest in (home / "installs").glob("*.json"):
+        try:
+            if json.loads(manifest.read_text())["settings"] == str(settings):
+                return manifest
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
 def _detect_indent(text: str) -> int:
     for line in text.splitlines()[1:]:
         stripped = line.lstrip(" ")
@@ -135,6 +151,7 @@ def _dump(data: dict, indent: int) -> bytes:
 
 def install(home: Path, settings: Path, events: list[str], base: list[str] | None = None) -> dict[str, Any]:
     """Add one omcm hook entry per event; idempotent. Returns what was added."""
+    settings = _through_links(settings)
     original, data = _load(settings)
     manifest_file = _manifest_path(home, settings)
     previous = json.loads(manifest_file.read_text()) if manifest_file.exists() else None
@@ -178,7 +195,10 @@ def install(home: Path, settings: Path, events: list[str], base: list[str] | Non
 
 def uninstall(home: Path, settings: Path) -> dict[str, Any]:
     """Remove exactly the entries ``install`` added to ``settings``."""
+    given, settings = settings, _through_links(settings)
     manifest_file = _manifest_path(home, settings)
+    if not manifest_file.exists():
+        manifest_file = _recorded_for(home, given) or manifest_file
     if not manifest_file.exists():
         return {"settings": str(settings), "removed": [], "note": "omcm was not installed here"}
     manifest = json.loads(manifest_file.read_text())

@@ -45,6 +45,7 @@ REGISTRARS = (
 
 def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(prog="omcm", description="One dispatcher for every Claude Code hook.")
+    parser.add_argument("--version", action="store_true", help="print omcm-core's version and each plugin's")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in REGISTRARS:
         register(sub)
@@ -60,9 +61,11 @@ def run(argv: list[str], inv: Invocation | None = None) -> int:
     inv = inv or Invocation(dict(os.environ))
     log.configure(inv.home)
     parser, sub = build_parser()
-    if command_word(argv) not in CORE_COMMANDS:
+    if command_word(argv) not in CORE_COMMANDS and argv[:1] != ["--version"]:
         extensions.register(sub, inv, reserved=CORE_COMMANDS)
     args = parser.parse_args(argv)
+    if args.version:
+        return basic.versions()
     if args.command is None:
         parser.print_help()
         return 0

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from pathlib import Path
 from string import Template
 
 from omcm_core._cli.invocation import Invocation
+from omcm_core._cli.plugin_install import omcm_command
 
 #: Hooks a new plugin can start with, in the order the generated module lists them.
 HOOKS = (
@@ -129,7 +131,9 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     print(f"Created {shown}/")
     print("Next:")
     print(f"  cd {shown}")
-    print("  pip install -e '.[test]'   # into omcm's environment; brings pytest")
-    print("  pytest")
-    print(f"  omcm plugins               # lists {names['plugin']}")
+    # The commands of this installation (its omcm, its Python): a pipx or uv tool environment has no pytest on PATH.
+    omcm = omcm_command(inv.env)
+    print(f"  {omcm} plugins install -e '.[test]'   # into omcm's own environment, editable; brings pytest")
+    print(f"  {shlex.quote(sys.executable)} -m pytest   # omcm's Python: its pytest and omcm_core.testing")
+    print(f"  {omcm} plugins                        # lists {names['plugin']}")
     return 0

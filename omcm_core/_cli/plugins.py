@@ -1,4 +1,4 @@
-"""``omcm plugins``: what is installed, and whether it runs; ``omcm plugins reset NAME`` closes a breaker."""
+"""``omcm plugins``: what is installed, and whether it runs; ``reset NAME`` closes a breaker; ``install``/``uninstall``."""
 
 from __future__ import annotations
 
@@ -11,23 +11,53 @@ from omcm_core._cli.invocation import Invocation
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "plugins", help="list plugins: name, distribution, version, hooks, status; `reset NAME` closes a breaker"
+        "plugins",
+        help="list plugins: name, distribution, version, hooks, status; "
+        "`install NAME|PATH|URL`, `uninstall NAME`, `reset NAME` (close a breaker)",
     )
     p.add_argument("--json", action="store_true", help="one JSON list for machines")
-    p.add_argument("action", nargs="?", choices=("reset",), help="reset NAME: close the plugin's circuit breaker now")
-    p.add_argument("name", nargs="?", help="the plugin, with reset")
-    p.set_defaults(run=plugins)
+    p.set_defaults(run=plugins, action=None)
+    actions = p.add_subparsers(dest="action", metavar="{install,uninstall,reset}")
+    i = actions.add_parser(
+        "install",
+        help="add a plugin to omcm's own environment (pipx, uv tool, venv alike) and register the events it answers",
+    )
+    i.add_argument(
+        "name", nargs="*", metavar="NAME", help="anything pip takes: a name, a folder ('./omcm-x[extra]'), a URL"
+    )
+    i.add_argument(
+        "-e", "--editable", action="append", default=[], metavar="PATH", help="a folder you work on, editable"
+    )
+    i.add_argument("--upgrade", action="store_true", help="the newest version even if one is installed")
+    i.add_argument(
+        "--reinstall", action="store_true", help="again, over a broken install (its dependencies only if missing)"
+    )
+    i.add_argument("--no-deps", action="store_true", help="without the dependencies it declares")
+    u = actions.add_parser("uninstall", help="remove a plugin's distribution from omcm's own environment")
+    u.add_argument("name", nargs="+", metavar="NAME", help="the plugin (or its distribution)")
+    r = actions.add_parser("reset", help="close a plugin's circuit breaker now")
+    r.add_argument("name", nargs="+", metavar="NAME", help="the plugin")
 
 
 def plugins(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._runtime.breaker import open_breakers, reset_breaker
 
-    if args.action == "reset":
-        if not args.name:
-            print("omcm: plugins reset needs a plugin name", file=sys.stderr)
+    if args.action == "install":
+        from omcm_core._cli import plugin_install
+
+        if not args.name and not args.editable:
+            print("omcm: plugins install needs a NAME, PATH or URL (or -e PATH)", file=sys.stderr)
             return 2
-        closed = reset_breaker(inv.home, args.name)
-        print(f"{args.name}: breaker closed" if closed else f"{args.name}: no breaker was open or counting")
+        flags = plugin_install.Flags(args.editable, args.upgrade, args.reinstall, args.no_deps)
+        return plugin_install.install(args.name, flags, inv)
+    if args.action == "uninstall":
+        from omcm_core._cli import plugin_install
+
+        return plugin_install.uninstall(args.name, inv)
+    if args.action == "reset":
+        for name in args.name:
+            closed = reset_breaker(inv.home, name)
+            print(f"{name}: breaker closed" if closed else f"{name}: no breaker was open or counting")
         return 0
     kept_out = open_breakers(inv.home, inv.project, inv.env)
     rows = []

@@ -25,9 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
-    from omcm_core._cli.install import settings_path
+    from omcm_core._cli.install import InstallError, settings_path
 
-    project = Path(args.project_dir or inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
+    if args.project_dir and not args.settings and not Path(inv.cwd, args.project_dir).is_dir():
+        # A typo must not become a new folder tree with a .claude/settings.json in it.
+        raise InstallError(f"--project-dir {args.project_dir}: no such folder")
+    project = Path(inv.cwd, args.project_dir or inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
     return Path(args.settings) if args.settings else settings_path(args.scope, project, inv.env)
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
+from omcm_core._cli.plugin_install import omcm_command, reinstall_hint
 from omcm_core.context import Context
 
 # A plugin's problem text often ends with its remedy: "...; run omcm observer-worker --prune".
@@ -16,7 +19,7 @@ _RUN = re.compile(r"[;(,]\s*run:?\s+(?P<fix>[^)]+)\)?\s*$")
 def plugins(probe: Probe) -> Iterator[Check]:
     infos = list(probe.manager.infos.values())
     if not infos:
-        yield error("plugins.none", "no omcm plugin is installed", fix=f"{_pip()} install omcm-tool-counter")
+        yield error("plugins.none", "no omcm plugin is installed", fix=_first_plugin(probe))
         return
     reports = {} if probe.store_blocked else dict(_reports(probe))
     for plugin in infos:
@@ -26,7 +29,7 @@ def plugins(probe: Probe) -> Iterator[Check]:
                 yield error(
                     f"plugin.{plugin.name}",
                     f"{label}: {plugin.why}",
-                    fix=f"{_pip()} install --force-reinstall {plugin.distribution or plugin.name}",
+                    fix=reinstall_hint(plugin.distribution or plugin.name, dict(probe.env)),
                 )
             else:
                 yield info(f"plugin.{plugin.name}", f"{label}: off ({plugin.why})")
@@ -60,12 +63,19 @@ def _reports(probe: Probe) -> Iterator[tuple[str, Mapping[str, Any]]]:
             yield name, section
 
 
-def _pip() -> str:
-    # This interpreter's pip: right for a venv, pipx's and uv's tool environments alike.
-    import shlex
-    import sys
+def _first_plugin(probe: Probe) -> str:
+    """omcm's own plugins are on no index: install one from the source folder omcm came from, when it is here."""
+    import omcm_core
 
-    return f"{shlex.quote(sys.executable)} -m pip"
+    env = dict(probe.env)
+    roots = [
+        Path(omcm_core.__file__).resolve().parent.parent,
+        *([Path(env["CLAUDE_PLUGIN_ROOT"])] if env.get("CLAUDE_PLUGIN_ROOT") else []),
+    ]
+    for root in roots:
+        if (root / "plugins" / "tool-counter" / "pyproject.toml").is_file():
+            return f"{omcm_command(env)} plugins install {shlex.quote(str(root / 'plugins' / 'tool-counter'))}"
+    return f"{omcm_command(env)} plugins install PATH/TO/omcm/plugins/tool-counter  (a folder of omcm's source)"
 
 
 def plain(value: Any) -> str:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 PUBLIC = ("status", "search", "summary", "migrate-legacy", "rotate")
+READ_ONLY = ("status", "search")
 SEARCH_LIMIT = 20
 
 
@@ -50,6 +51,10 @@ def run(args, ctx) -> int:
 
     project = Path(getattr(args, "l1_project", None) or args.project or ctx.project_dir or Path.cwd())
     folder = layout.memory_dir(project)
+    if args.action in READ_ONLY and not folder.is_dir():
+        # Reading makes nothing: `omcm memory status` in the wrong folder must not leave a .claude/memory/ there.
+        print(f"no project memory in {folder} yet")
+        return 0
     try:
         index.ensure_structure(folder)
     except OSError as exc:  # a planted symlink (UnsafePathError) or an unwritable project

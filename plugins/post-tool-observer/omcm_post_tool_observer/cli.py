@@ -54,7 +54,8 @@ def run_search(args, ctx) -> int:
         hits, mode = search.semantic(ctx.store, text, filters, limit), "semantic"
         if hits is None:
             print(
-                "omcm search: semantic search needs the [embeddings] extra and embedded observations; "
+                "omcm search: semantic search needs the [embeddings] extra "
+                "(omcm plugins install 'omcm-post-tool-observer[embeddings]') and embedded observations; "
                 "showing full-text results.",
                 file=sys.stderr,
             )

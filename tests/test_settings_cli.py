@@ -1,0 +1,119 @@
+"""The settings file as people keep it, and the CLI's project options, run as a user runs them: `omcm ...` processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omcm_core._cli.install import _manifest_path
+
+
+@pytest.fixture
+def user(tmp_path):
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMCM_", "CLAUDE_"))}
+    env.update(HOME=str(home), OMCM_HOME=str(home / ".omcm"), OMCM_DAEMON="0")
+    return home, env
+
+
+def omcm(env, *argv, cwd=None, ok=True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", *map(str, argv)], capture_output=True, text=True, env=env, cwd=cwd
+    )
+    assert (proc.returncode == 0) == ok, f"omcm {argv}: {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def dotfiles_link(home: Path) -> tuple[Path, Path, bytes]:
+    """~/.claude/settings.json as a link into a dotfiles checkout."""
+    target = home / "dotfiles" / "claude-settings.json"
+    target.parent.mkdir()
+    original = b'{\n    "model": "opus"\n}\n'
+    target.write_bytes(original)
+    link = home / ".claude" / "settings.json"
+    link.symlink_to(target)
+    return link, target, original
+
+
+def test_a_symlinked_settings_file_stays_a_link_and_uninstall_finds_the_install(user):
+    pytest.importorskip("omcm_tool_counter", reason="omcm install needs a plugin's hooks")
+    home, env = user
+    link, target, original = dotfiles_link(home)
+    omcm(env, "install")
+    assert link.is_symlink() and link.resolve() == target
+    assert "PreToolUse" in json.loads(target.read_text())["hooks"]
+    assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    out = omcm(env, "uninstall").stdout
+    assert "original file restored" in out
+    assert link.is_symlink() and target.read_bytes() == original
+
+
+def test_uninstall_finds_an_install_whose_link_an_older_omcm_replaced(user):
+    """Older omcm keyed the manifest on the link's target, then wrote a plain file where the link was."""
+    pytest.importorskip("omcm_tool_counter", reason="omcm install needs a plugin's hooks")
+    home, env = user
+    link, target, original = dotfiles_link(home)
+    omcm(env, "install")
+    manifest = _manifest_path(home / ".omcm", target)
+    recorded = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**recorded, "settings": str(link)}))
+    installed = target.read_bytes()
+    link.unlink()
+    link.write_bytes(installed)  # what the old write did to the link
+    target.write_bytes(original)
+    out = omcm(env, "uninstall").stdout
+    assert "original file restored" in out and link.read_bytes() == original
+
+
+def memory_project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    (project / ".claude" / "memory" / "memory.md").write_text("# Memory\n- the port is 8080\n")
+    return project
+
+
+def test_project_works_after_the_action_too(user, tmp_path):
+    pytest.importorskip("omcm_memory_rotation")
+    _home, env = user
+    project, elsewhere = memory_project(tmp_path), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    after = omcm(env, "memory", "search", "port", "--project", project, cwd=elsewhere).stdout
+    before = omcm(env, "memory", "--project", project, "search", "port", cwd=elsewhere).stdout
+    assert "the port is 8080" in after and after == before
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_memory_status_and_search_make_no_folder(user, tmp_path):
+    pytest.importorskip("omcm_memory_rotation")
+    _home, env = user
+    empty = tmp_path / "somewhere"
+    empty.mkdir()
+    assert "no project memory" in omcm(env, "memory", "status", cwd=empty).stdout
+    omcm(env, "memory", "search", "port", cwd=empty)
+    assert list(empty.iterdir()) == []
+
+
+def test_a_typo_in_a_project_folder_creates_nothing(user, tmp_path):
+    _home, env = user
+    proc = omcm(env, "install", "--scope", "project", "--project-dir", "projct", cwd=tmp_path, ok=False)
+    assert "projct: no such folder" in proc.stderr and not (tmp_path / "projct").exists()
+    if importlib.util.find_spec("omcm_memory_rotation"):
+        proc = omcm(env, "memory", "rotate", "--project", "projct", cwd=tmp_path, ok=False)
+        assert "projct: no such folder" in proc.stderr and not (tmp_path / "projct").exists()
+
+
+def test_version_names_core_and_every_plugin(user):
+    from importlib.metadata import entry_points, version
+
+    _home, env = user
+    lines = omcm(env, "--version").stdout.splitlines()
+    assert lines[0] == f"omcm-core {version('omcm-core')}"
+    plugins = {e.name: e.dist for e in entry_points(group="omcm")}
+    assert sorted(lines[1:]) == sorted(f"{n} {d.version} ({d.metadata['Name']})" for n, d in plugins.items())
