@@ -16,8 +16,11 @@ Set ``[core] team_store = "postgresql://..."`` and a plugin that opted in can:
 - :func:`maybe_sync`: start the background sync when it is due (cheap; call it
   from a hook).
 
-Nothing here imports the PostgreSQL driver: that happens only in the sync
-process and the ``omcm team`` commands.
+This module is the core's whole part of team sharing: the outbox and the
+local copy. Shipping, fetching, the server's schema and ``omcm team`` belong
+to the ``omcm-team-store`` distribution (``plugins/team-store``), installed
+only by teams; without it rows simply wait in the outbox. Nothing here imports
+the PostgreSQL driver.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import hashlib
 import hmac
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +38,6 @@ from typing import Any
 PLUGIN = "omcm-team"
 ITEMS = "team_items"
 OUTBOX = "team_outbox"
-USER_FILE = "team-user-id"
 
 MIGRATIONS = [
     """
@@ -194,27 +197,6 @@ def hash_project(salt: str, source: str) -> str:
     return hmac.new(salt.encode(), source.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def user_id(home: Path, configured_name: str = "") -> str:
-    """The name on this user's shared rows: ``[core] team_user``, else a random id kept in OMCM_HOME."""
-    if configured_name:
-        return configured_name
-    import secrets
-
-    from omcm_core.files import atomic_write_text
-    from omcm_core.paths import ensure_private_dir
-
-    path = Path(home) / USER_FILE
-    try:
-        value = path.read_text().strip()
-        if value:
-            return value
-    except OSError:
-        pass
-    ensure_private_dir(Path(home))
-    atomic_write_text(path, "u-" + secrets.token_hex(8) + "\n")
-    return path.read_text().strip()
-
-
 # -- background sync ------------------------------------------------------------------
 SYNC_LOCK = "team-sync.lock"
 _last_start: dict[str, float] = {}  # OMCM_HOME -> when this process last saw a sync started
@@ -245,12 +227,24 @@ def maybe_sync(ctx) -> bool:
     if last is not None and 0 <= now - float(last) < interval:
         _last_start[str(ctx.home)] = float(last)
         return False
-    if sync_running(ctx.home):
+    if sync_running(ctx.home) or not installed():
         return False
     with ctx.store.transaction() as conn:
         set_meta(conn, "sync_spawned", now)
     _last_start[str(ctx.home)] = now
-    from omcm_core.background import omcm_argv, spawn_detached
+    from omcm_core.background import spawn_detached
 
-    spawn_detached(omcm_argv("team", "sync", "--if-idle"), env=ctx.env, cwd=str(ctx.project_dir or ctx.cwd))
+    spawn_detached(SYNC_ARGV, env=ctx.env, cwd=str(ctx.project_dir or ctx.cwd))
     return True
+
+
+# The team-store distribution's own entry: it loads no other plugin, so no allow-list or slow import stops it.
+SYNC_ARGV = [sys.executable, "-m", "omcm_team_store", "sync", "--if-idle"]
+
+
+@functools.lru_cache(maxsize=1)
+def installed() -> bool:
+    """Whether the team-store distribution (the sync, ``omcm team``) is installed here."""
+    import importlib.util
+
+    return importlib.util.find_spec("omcm_team_store") is not None

@@ -13,10 +13,10 @@ import argparse
 import os
 
 from omcm_core import log
-from omcm_core._cli import basic, doctor, extensions, new_plugin, plugins, settings, team
+from omcm_core._cli import basic, doctor, extensions, new_plugin, plugins, settings
 from omcm_core._cli.invocation import Invocation
 
-CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "team", "new-plugin")
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "new-plugin")
 # In the order `omcm --help` lists them.
 REGISTRARS = (
     basic.register_hook,
@@ -24,7 +24,6 @@ REGISTRARS = (
     doctor.register,
     settings.register,
     basic.register,
-    team.register,
     new_plugin.register,
 )
 

@@ -10,6 +10,7 @@ from machines import REMOTES, Machine, context_of
 from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload, run_hook
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 # These go through pre-tool-guide: the tox cell of the core alone does not install it.
 pytest.importorskip("omcm_pre_tool_guide", reason="pre-tool-guide is not installed (the core-only tox cell)")
 NOT_READ = "File has not been read yet. Read it first before writing to it."
@@ -158,7 +159,8 @@ def test_a_bash_fix_found_on_machine_a_is_offered_on_machine_b(team):
 
 
 def test_doctor_checks_connection_schema_and_lag(team, pg_server):
-    from omcm_core._runtime.team.health import team_health
+    from omcm_team_store.health import team_health
+
     from omcm_core.config import Config, CoreConfig
 
     a, _ = team

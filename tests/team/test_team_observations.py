@@ -11,6 +11,7 @@ from machines import REMOTES, Machine
 from omcm_core.testing import post_tool_payload
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 pytest.importorskip("omcm_post_tool_observer", reason="post-tool-observer is not installed (the core-only tox cell)")
 
 GITHUB_TOKEN = "ghp_" + "Zq9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf9Ed8"
@@ -18,7 +19,7 @@ GITHUB_TOKEN = "ghp_" + "Zq9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf9Ed8"
 
 def observer(m: Machine, share: bool = True) -> Machine:
     m.env.update(
-        OMCM_LOAD_PLUGINS="post-tool-observer",
+        OMCM_LOAD_PLUGINS="post-tool-observer,team-store",
         OMCM__POST_TOOL_OBSERVER__EMBEDDINGS="false",
         OMCM__POST_TOOL_OBSERVER__SHARE="true" if share else "false",
     )

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from omcm_core._runtime.team import schema
+from omcm_team_store import schema
 
 CONNECT_TIMEOUT_S = 5
 _PASSWORD = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
@@ -29,8 +29,14 @@ class TeamServerError(Exception):
     """The server could not be reached or refused: the message is masked."""
 
 
+DRIVER_MISSING = "the PostgreSQL driver psycopg is not installed: pip install 'psycopg[binary]'"
+
+
 def connect(url: str, timeout: float = CONNECT_TIMEOUT_S):
-    import psycopg
+    try:
+        import psycopg
+    except ImportError:
+        raise TeamServerError(DRIVER_MISSING) from None
 
     try:
         return psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True, application_name="omcm")

@@ -1,6 +1,7 @@
 """One sync with the team server: ship the outbox in batches, then fetch what changed since last time.
 
-Run by ``omcm team sync``, which hooks start detached (``omcm_core.team.maybe_sync``);
+Run by ``omcm team sync`` (``python -m omcm_team_store sync``, which hooks start detached through
+``omcm_core.team.maybe_sync``);
 never inside a hook. One sync at a time per OMCM_HOME (a file lock); a server
 that is down, slow or unreachable ends the sync with the outbox kept and the
 error (masked) noted for ``omcm team status``.
@@ -16,12 +17,12 @@ from pathlib import Path
 import attrs
 
 from omcm_core import team
-from omcm_core._runtime.team import schema, server
 from omcm_core.config import CoreConfig
 from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 from omcm_core.store import Store
+from omcm_team_store import schema, server
 
 SHIP_BATCH = 500
 FETCH_BATCH = 2000
@@ -62,7 +63,7 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
             if not salt:
                 raise server.TeamServerError("the server has no project salt: run `omcm team init`")
             _adopt(store, salt)
-            shipped = _ship(store, conn, origin(store), team.user_id(home, core.team_user), salt)
+            shipped = _ship(store, conn, origin(store), user_id(home, core.team_user), salt)
             fetched = _fetch(store, conn)
         finally:
             conn.close()
@@ -76,6 +77,30 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
     if shipped or fetched:
         _log.info("team_synced", shipped=shipped, fetched=fetched)
     return SyncReport(shipped, fetched)
+
+
+def user_id(home: Path, configured_name: str = "") -> str:
+    """The name on this user's shared rows: ``[core] team_user``, else a random id kept in OMCM_HOME."""
+    if configured_name:
+        return configured_name
+    import secrets
+
+    from omcm_core.files import atomic_write_text
+    from omcm_core.paths import ensure_private_dir
+
+    path = Path(home) / USER_FILE
+    try:
+        value = path.read_text().strip()
+        if value:
+            return value
+    except OSError:
+        pass
+    ensure_private_dir(Path(home))
+    atomic_write_text(path, "u-" + secrets.token_hex(8) + "\n")
+    return path.read_text().strip()
+
+
+USER_FILE = "team-user-id"
 
 
 def _adopt(store: Store, salt: str) -> None:

@@ -5,71 +5,70 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omcm_core._cli.invocation import Invocation
-
-if TYPE_CHECKING:
-    from omcm_core.config import CoreConfig
+HELP = "share lessons with a team through PostgreSQL (docs/teams.md)"
+NO_STORE = "no team store: set [core] team_store or OMCM__CORE__TEAM_STORE (docs/teams.md)"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("team", help="share lessons with a team through PostgreSQL (docs/teams.md)")
+def configure(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="team_action", metavar="ACTION", required=True)
-    actions.add_parser("init", help="create or upgrade the schema on the server").set_defaults(run=init)
+    actions.add_parser("init", help="create or upgrade the schema on the server").set_defaults(team_run=init)
     status_p = actions.add_parser("status", help="connection, schema version, outbox, last sync, lag")
     status_p.add_argument("--json", action="store_true", help="one JSON object")
-    status_p.set_defaults(run=status)
+    status_p.set_defaults(team_run=status)
     sync_p = actions.add_parser("sync", help="ship the outbox and fetch the team's entries now")
     sync_p.add_argument("--if-idle", action="store_true", help="return at once if a sync is running (hooks use it)")
-    sync_p.set_defaults(run=sync)
+    sync_p.set_defaults(team_run=sync)
     prune_p = actions.add_parser("prune", help="delete entries untouched for DAYS everywhere (tombstones)")
     prune_p.add_argument(
         "--days", type=float, required=True, help="entries untouched for this many days are deleted, on every machine"
     )
-    prune_p.set_defaults(run=prune)
+    prune_p.set_defaults(team_run=prune)
 
 
-def _core(inv: Invocation):
-    from omcm_core.config import CoreConfig
-
-    core = inv.config.section("core", CoreConfig)
-    if not core.team_store:
-        print("no team store: set [core] team_store or OMCM__CORE__TEAM_STORE (docs/teams.md)", file=sys.stderr)
-    return core
+def run(args: argparse.Namespace, ctx) -> int:
+    return int(args.team_run(args, ctx) or 0)
 
 
-def _connect(core: CoreConfig) -> tuple[Any, int]:
+def _store_url(ctx) -> str:
+    url = ctx.core_config.team_store
+    if not url:
+        print(NO_STORE, file=sys.stderr)
+    return url
+
+
+def _connect(ctx) -> tuple[Any, int]:
     """A connection to the team server, or (None, exit status) having said why on stderr."""
-    from omcm_core._runtime.team import server
+    from omcm_team_store import server
 
-    if not core.team_store:
+    url = _store_url(ctx)
+    if not url:
         return None, 2
     try:
-        return server.connect(core.team_store), 0
+        return server.connect(url), 0
     except server.TeamServerError as exc:
-        print(f"cannot connect to {server.mask_url(core.team_store)}: {exc}", file=sys.stderr)
+        print(f"cannot connect to {server.mask_url(url)}: {exc}", file=sys.stderr)
         return None, 1
 
 
-def init(args: argparse.Namespace, inv: Invocation) -> int:
-    from omcm_core._runtime.team import schema, server
+def init(args: argparse.Namespace, ctx) -> int:
+    from omcm_team_store import schema, server
 
-    core = _core(inv)
-    conn, status = _connect(core)
+    conn, status = _connect(ctx)
     if conn is None:
         return status
     with conn:
         before, after = schema.migrate(conn)
-    print(f"team schema on {server.mask_url(core.team_store)}: version {before} -> {after}")
+    print(f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}")
     return 0
 
 
-def status(args: argparse.Namespace, inv: Invocation) -> int:
-    from omcm_core._runtime.team import health
+def status(args: argparse.Namespace, ctx) -> int:
+    from omcm_team_store import health
 
-    core = _core(inv)
-    info = health.status(inv.home, core)
+    _store_url(ctx)
+    info = health.status(ctx.home, ctx.core_config)
     if args.json:
         print(json.dumps(info, sort_keys=True))
     else:
@@ -78,13 +77,12 @@ def status(args: argparse.Namespace, inv: Invocation) -> int:
     return 0 if info.get("connection") == "ok" else 1
 
 
-def sync(args: argparse.Namespace, inv: Invocation) -> int:
-    from omcm_core._runtime.team.sync import sync as run_sync
+def sync(args: argparse.Namespace, ctx) -> int:
+    from omcm_team_store.sync import sync as run_sync
 
-    core = _core(inv)
-    if not core.team_store:
+    if not _store_url(ctx):
         return 2
-    report = run_sync(inv.home, core, wait_s=0 if args.if_idle else 120)
+    report = run_sync(ctx.home, ctx.core_config, wait_s=0 if args.if_idle else 120)
     if report.skipped:
         print("another sync is running")
         return 0
@@ -95,10 +93,10 @@ def sync(args: argparse.Namespace, inv: Invocation) -> int:
     return 0
 
 
-def prune(args: argparse.Namespace, inv: Invocation) -> int:
-    from omcm_core._runtime.team import server
+def prune(args: argparse.Namespace, ctx) -> int:
+    from omcm_team_store import server
 
-    conn, status = _connect(_core(inv))
+    conn, status = _connect(ctx)
     if conn is None:
         return status
     with conn:
