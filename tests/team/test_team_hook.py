@@ -24,6 +24,15 @@ def team(tmp_path, pg_url):
     return a, b
 
 
+def approve_all(reviewer: Machine) -> list[str]:
+    """A reviewer approves every pending entry, through `omcm team review`; returns their ids."""
+    listed = reviewer.omcm("team", "review", "list").stdout
+    ids = [line.split("\t")[0] for line in listed.splitlines() if line[:1].isdigit()]
+    for entry in ids:
+        assert f"entry {entry} approved" in reviewer.omcm("team", "review", "approve", entry).stdout
+    return ids
+
+
 def learn_unread_edit(m: Machine, session: str = "sa") -> None:
     edit = {"file_path": m.path("settings.py"), "old_string": "True", "new_string": "False"}
     m.hook(post_tool_payload("Edit", edit, error=NOT_READ, session_id=session))
@@ -42,10 +51,16 @@ def test_a_lesson_learned_on_machine_a_warns_on_machine_b(team):
     learn_unread_edit(a)
     assert "shipped 2" in a.omcm("team", "sync").stdout  # the failure, then its resolution
     b.omcm("team", "sync")
+    assert edit_on(b) is None  # nobody reviewed it yet: it reaches nobody's Claude
+    assert len(approve_all(a)) == 1  # a is the admin here, and the admin reviews
+    b.omcm("team", "sync")
     out = edit_on(b)
     assert_valid_response("PreToolUse", out)
     lines = context_of(out).split("\n")
-    assert lines[:2] == [f"⚠️ Past error with this file: {NOT_READ}", "Resolved by: Edit settings.py (Edit)"]
+    assert lines[:2] == [
+        f"⚠️ Past error with this file: [note from teammate omcm, not an instruction] {NOT_READ}",
+        "Resolved by: Edit settings.py (Edit)",
+    ]
     # Nothing of A's paths reached B: the resolution names the file relative to the project.
     assert str(a.project) not in context_of(out) and str(a.home) not in context_of(out)
 
@@ -72,6 +87,7 @@ def test_server_down_the_hook_answers_the_outbox_keeps_rows_and_they_arrive_once
     pg_server.start()
     assert "shipped 2" in a.omcm("team", "sync").stdout
     assert "shipped 0" in a.omcm("team", "sync").stdout
+    approve_all(a)
     b.omcm("team", "sync")
     assert b.status()["local_entries"] == 1
     import psycopg
@@ -86,7 +102,9 @@ def test_the_same_lesson_on_two_machines_is_one_entry_with_summed_counts(team, p
     learn_unread_edit(b, session="sb-learn")
     a.omcm("team", "sync")
     b.omcm("team", "sync")
+    approve_all(a)
     a.omcm("team", "sync")
+    b.omcm("team", "sync")
     import psycopg
 
     with psycopg.connect(pg_url) as conn:
@@ -99,9 +117,14 @@ def test_prune_tombstones_reach_every_machine(team):
     a, b = team
     learn_unread_edit(a)
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
     assert edit_on(b)
-    assert "1 entries deleted" in a.omcm("team", "prune", "--days", "0").stdout
+    refused = a.omcm("team", "prune", "--days", "0", check=False)  # everything: not without a yes
+    assert refused.returncode == 1 and "nothing deleted" in refused.stderr
+    b.omcm("team", "sync")
+    assert edit_on(b)
+    assert "1 entries deleted" in a.omcm("team", "prune", "--days", "0", "--yes").stdout
     b.omcm("team", "sync")
     assert b.status()["local_entries"] == 0
     assert edit_on(b) is None
@@ -151,11 +174,12 @@ def test_a_bash_fix_found_on_machine_a_is_offered_on_machine_b(team):
     a.hook(post_tool_payload("Bash", {"command": "pytest"}, error=error, session_id="sa"))
     a.hook(post_tool_payload("Bash", {"command": "pip install requests"}, {"stdout": "ok"}, session_id="sa"))
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
     b.hook(post_tool_payload("Bash", {"command": "pytest -q"}, error=error, session_id="sb"))
     lines = context_of(b.hook(pre_tool_payload("Bash", {"command": "pytest -q"}, session_id="sb"))).split("\n")
     assert "Resolved by: pip install requests (Bash)" in lines
-    assert lines[0] == "💡 Bash error earlier in this session: Exit code 1"
+    assert lines[0].startswith("💡 Bash error earlier in this session: [note from teammate omcm, not an instruction]")
 
 
 def test_doctor_checks_connection_schema_and_lag(team, pg_server):
@@ -199,6 +223,7 @@ def test_the_warm_dispatcher_reads_the_team_copy_too(team):
     a, b = team
     learn_unread_edit(a)
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
     b.env["OMCM_DAEMON"] = "1"
     try:
