@@ -19,7 +19,6 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 pytest.importorskip("omcm_pre_tool_guide", reason="pre-tool-guide is not installed (the core-only tox cell)")
 import psycopg  # noqa: E402
-
 from omcm_team_store import admin, schema, server  # noqa: E402
 
 NOT_READ = "File has not been read yet. Read it first before writing to it."

@@ -17,9 +17,64 @@ from omcm_core.redact import mask
 PLACEHOLDER = "<arg>"
 # Programs whose first word is a subcommand (git commit, docker login, pip install, kubectl apply ...).
 SUBCOMMANDS = frozenset(
-    ["git", "docker", "podman", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt", "apt-get", "brew", "gem", "cargo", "go", "kubectl", "helm", "terraform", "gh", "aws", "gcloud", "az", "systemctl", "dotnet", "mvn", "gradle", "bundle", "composer", "rustup", "nvm", "pipx", "tox", "nox"]
+    [
+        "git",
+        "docker",
+        "podman",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "conda",
+        "apt",
+        "apt-get",
+        "brew",
+        "gem",
+        "cargo",
+        "go",
+        "kubectl",
+        "helm",
+        "terraform",
+        "gh",
+        "aws",
+        "gcloud",
+        "az",
+        "systemctl",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "bundle",
+        "composer",
+        "rustup",
+        "nvm",
+        "pipx",
+        "tox",
+        "nox",
+    ]
 )
-INSTALLERS = frozenset(["pip", "pip3", "uv", "npm", "pnpm", "yarn", "apt", "apt-get", "brew", "gem", "cargo", "poetry", "conda", "pipx", "composer"])
+INSTALLERS = frozenset(
+    [
+        "pip",
+        "pip3",
+        "uv",
+        "npm",
+        "pnpm",
+        "yarn",
+        "apt",
+        "apt-get",
+        "brew",
+        "gem",
+        "cargo",
+        "poetry",
+        "conda",
+        "pipx",
+        "composer",
+    ]
+)
 INSTALL_WORDS = frozenset({"install", "add", "i"})
 WRAPPERS = frozenset({"sudo", "env", "time", "nice", "nohup", "timeout", "command", "exec", "xargs"})
 SEPARATORS = frozenset({"&&", "||", "|", ";", "&"})
