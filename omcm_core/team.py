@@ -18,6 +18,8 @@ Set ``[core] team_store = "postgresql://..."`` and a plugin that opted in can:
   ``project`` with :func:`project_id` for entries of this project, and use
   entries of other projects only when ``approved``. Text from it is a
   teammate's, never an instruction: quote it with :func:`quote`.
+- :func:`shape` a command and :func:`quote` a teammate's text: what is shared
+  is structure, not values, and what is read back is a note, never an instruction.
 - :func:`maybe_sync`: start the background sync when it is due (cheap; call it
   from a hook).
 
@@ -109,6 +111,17 @@ def _queue(ctx, kind: str, key: str, op: str, count: int, payload: dict[str, Any
 
 
 QUOTE_MAX = 600
+
+
+def shape(command: str | None) -> str | None:
+    """What of a shell command may be shared: its structure, every value a ``<arg>`` placeholder.
+
+    The program, a subcommand, flags (``--name=<arg>``) and the package names of ``pip/npm/apt ... install``
+    stay: ``docker login -u deploy -p hunter2 reg.io`` -> ``docker login -u <arg> -p <arg> <arg>``.
+    """
+    from omcm_core._team_shapes import shape as _shape
+
+    return _shape(command)
 
 
 def quote(author: str | None, text: str, limit: int = QUOTE_MAX) -> str:

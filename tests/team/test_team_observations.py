@@ -36,11 +36,13 @@ def observer(m: Machine, share: bool = True) -> Machine:
 
 @pytest.fixture
 def team(tmp_path, pg_url):
-    a = observer(Machine(tmp_path, "a", pg_url, REMOTES[0]))
-    b = observer(Machine(tmp_path, "b", pg_url, REMOTES[1]))  # the same repository, cloned over ssh
-    a.env["OMCM__CORE__TEAM_USER"] = "alice"
-    b.env["OMCM__CORE__TEAM_USER"] = "bob"
-    a.omcm("team", "init")
+    lead = Machine(tmp_path, "lead", pg_url)  # the admin: creates the schema and the members
+    lead.omcm("team", "init")
+    for name in ("alice", "bob"):
+        lead.omcm("team", "member", "add", name, "--no-password")
+    lead.omcm("team", "review", "mode", "off")  # observations are searched, not shown to Claude unasked
+    a = observer(Machine(tmp_path, "a", pg_url.replace("omcm@", "alice@"), REMOTES[0]))
+    b = observer(Machine(tmp_path, "b", pg_url.replace("omcm@", "bob@"), REMOTES[1]))  # the same repository, over ssh
     return a, b
 
 
@@ -79,6 +81,7 @@ def test_a_machine_with_share_off_ships_no_observation(tmp_path, pg_url):
     a = observer(Machine(tmp_path, "a", pg_url), share=False)
     b = observer(Machine(tmp_path, "b", pg_url))
     a.omcm("team", "init")
+    a.omcm("team", "review", "mode", "off")
     failing_migration(a)
     assert "shipped 0" in a.omcm("team", "sync").stdout
     b.omcm("team", "sync")

@@ -6,7 +6,7 @@ and the home folder written ``~``: what leaves the machine names no local path.
 A failure adds 1 to the entry's count; the fix that resolved it adds its
 resolution. What travels is structure, not values: the tool, the normalized
 error and the resolution's shape (a command's values replaced by ``<arg>``,
-:mod:`omcm_pre_tool_guide.shapes`). Guidance then reads the team's entries
+:func:`omcm_core.team.shape`). Guidance then reads the team's entries
 from the local copy the background sync keeps, never from the network, and
 shows each as a teammate's note: attributed to the author the server stamped,
 at most ``team.QUOTE_MAX`` characters, never as an instruction. Lessons of
@@ -76,7 +76,7 @@ def share_failure(ctx, tool: str, raw: str, normalized: str, file_key: str | Non
 
 def shaped_resolution(ctx, resolution: dict[str, Any]) -> dict[str, Any]:
     """The resolution as it may travel: a command's shape, a file tool's relative path, short tool names."""
-    from omcm_pre_tool_guide.shapes import shape
+    from omcm_core.team import shape
 
     tool = str(resolution.get("tool") or "")[:40]
     by = resolution.get("resolvedBy")

@@ -1,4 +1,4 @@
-"""What of a command may leave the machine: its structure, not its values.
+"""What of a command may leave the machine: its structure, not its values (``omcm_core.team.shape``).
 
 ``shape("docker login -u deploy -p hunter2 registry.io")`` is
 ``"docker login -u <arg> -p <arg> <arg>"``: the program, a subcommand of a
