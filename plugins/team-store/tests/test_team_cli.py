@@ -34,3 +34,16 @@ def test_status_without_the_driver_says_what_to_install_and_no_traceback(tmp_pat
     assert (
         "connection_error: the PostgreSQL driver psycopg is not installed: pip install 'psycopg[binary]'" in proc.stdout
     )
+
+
+def test_doctor_says_to_install_the_plugin_when_a_team_store_is_set_without_it(tmp_path):
+    fake = tmp_path / "fake" / "omcm_team_store"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    env = {"PYTHONPATH": str(fake.parent), "OMCM__CORE__TEAM_STORE": "postgresql://omcm@/team?host=/nowhere"}
+    proc = omcm(tmp_path, "doctor", "--json", env=env)
+    import json
+
+    (section,) = [s for s in json.loads(proc.stdout)["sections"] if s["name"] == "Team store"]
+    ((check),) = section["checks"]
+    assert check["id"] == "team.missing" and "omcm-team-store" in check["fix"] and "Traceback" not in proc.stderr
