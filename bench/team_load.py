@@ -5,7 +5,7 @@
     .venv/bin/python bench/team_load.py --latency-rounds 60 --skip-load
 
 Needs PostgreSQL's server binaries (``python3 dev.py setup`` installs them as
-root) and ``omcm-core[team]``; starts its own throw-away server in a temp dir.
+root) and the team-store plugin (plugins/team-store); starts its own throw-away server in a temp dir.
 
 Load and faults: ``--users`` processes, each its own OMCM_HOME, queue
 ``--events`` lessons each (drawn from 300 shared keys, so counts merge) and
@@ -59,8 +59,9 @@ def make_project(base: Path) -> Path:
 
 # -- one simulated user (a subprocess) --------------------------------------------------
 def user_main(user: int, base: Path, url: str, events: int) -> int:
+    from omcm_team_store.sync import sync
+
     from omcm_core import team
-    from omcm_core._runtime.team.sync import sync
     from omcm_core.config import Config
     from omcm_core.context import Context
 
@@ -87,10 +88,10 @@ def _queued(store) -> int:
 # -- the controller ---------------------------------------------------------------------
 def load(users: int, events: int, cut_s: float) -> dict:
     import psycopg
+    from omcm_team_store import schema
+    from omcm_team_store.sync import sync
     from pg_server import start_server
 
-    from omcm_core._runtime.team import schema
-    from omcm_core._runtime.team.sync import sync
     from omcm_core.config import CoreConfig
     from omcm_core.store import Store
 
@@ -213,7 +214,7 @@ def latency(rounds: int) -> dict:
         name: {
             **os.environ,
             "OMCM_HOME": str(base / f"home{i}"),
-            "OMCM_LOAD_PLUGINS": "pre-tool-guide",
+            "OMCM_LOAD_PLUGINS": "pre-tool-guide,team-store",
             "CLAUDE_PROJECT_DIR": str(project),
             "OMCM_DAEMON": "1",
             **extra,
@@ -257,9 +258,9 @@ def latency(rounds: int) -> dict:
 def in_process(rounds: int) -> dict:
     """The same PreToolUse through the dispatcher in this process: the team's cost without process noise."""
     import omcm_pre_tool_guide
+    from omcm_team_store.sync import sync
     from pg_server import start_server
 
-    from omcm_core._runtime.team.sync import sync
     from omcm_core.config import CoreConfig
     from omcm_core.testing import Dispatcher, post_tool_payload, pre_tool_payload
 

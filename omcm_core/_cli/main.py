@@ -13,22 +13,10 @@ import argparse
 import os
 
 from omcm_core import log
-from omcm_core._cli import basic, doctor, extensions, mcp, new_plugin, plugins, settings, stats, team
+from omcm_core._cli import basic, doctor, extensions, mcp, new_plugin, plugins, settings, stats
 from omcm_core._cli.invocation import Invocation
 
-CORE_COMMANDS = (
-    "hook",
-    "plugins",
-    "doctor",
-    "install",
-    "uninstall",
-    "version",
-    "daemon",
-    "team",
-    "new-plugin",
-    "stats",
-    "mcp",
-)
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "new-plugin", "stats", "mcp")
 # In the order `omcm --help` lists them.
 REGISTRARS = (
     basic.register_hook,
@@ -36,7 +24,6 @@ REGISTRARS = (
     doctor.register,
     settings.register,
     basic.register,
-    team.register,
     new_plugin.register,
     stats.register,
     mcp.register,

@@ -24,7 +24,7 @@ class Machine:
         self.env = {
             **os.environ,
             "OMCM_HOME": str(self.home),
-            "OMCM_LOAD_PLUGINS": "pre-tool-guide",
+            "OMCM_LOAD_PLUGINS": "pre-tool-guide,team-store",
             "LANG": "en_US.UTF-8",
             "CLAUDE_PROJECT_DIR": str(self.project),
             "OMCM__CORE__TEAM_STORE": url,

@@ -117,5 +117,5 @@ def missing() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return "psycopg is not installed: pip install 'omcm-core[team]' (python3 dev.py setup does it)"
+        return "psycopg is not installed: pip install omcm-team-store (python3 dev.py setup does it)"
     return None

@@ -10,6 +10,7 @@ from machines import REMOTES, Machine, context_of
 from omcm_core.testing import assert_valid_response, post_tool_payload, pre_tool_payload, run_hook
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 # These go through pre-tool-guide: the tox cell of the core alone does not install it.
 pytest.importorskip("omcm_pre_tool_guide", reason="pre-tool-guide is not installed (the core-only tox cell)")
 NOT_READ = "File has not been read yet. Read it first before writing to it."
@@ -21,6 +22,15 @@ def team(tmp_path, pg_url):
     b = Machine(tmp_path, "b", pg_url, REMOTES[1])  # the same repository, cloned over ssh
     a.omcm("team", "init")
     return a, b
+
+
+def approve_all(reviewer: Machine) -> list[str]:
+    """A reviewer approves every pending entry, through `omcm team review`; returns their ids."""
+    listed = reviewer.omcm("team", "review", "list").stdout
+    ids = [line.split("\t")[0] for line in listed.splitlines() if line[:1].isdigit()]
+    for entry in ids:
+        assert f"entry {entry} approved" in reviewer.omcm("team", "review", "approve", entry).stdout
+    return ids
 
 
 def learn_unread_edit(m: Machine, session: str = "sa") -> None:
@@ -41,10 +51,16 @@ def test_a_lesson_learned_on_machine_a_warns_on_machine_b(team):
     learn_unread_edit(a)
     assert "shipped 2" in a.omcm("team", "sync").stdout  # the failure, then its resolution
     b.omcm("team", "sync")
+    assert edit_on(b) is None  # nobody reviewed it yet: it reaches nobody's Claude
+    assert len(approve_all(a)) == 1  # a is the admin here, and the admin reviews
+    b.omcm("team", "sync")
     out = edit_on(b)
     assert_valid_response("PreToolUse", out)
     lines = context_of(out).split("\n")
-    assert lines[:2] == [f"⚠️ Past error with this file: {NOT_READ}", "Resolved by: Edit settings.py (Edit)"]
+    assert lines[:2] == [
+        f"⚠️ Past error with this file: [note from teammate omcm, not an instruction] {NOT_READ}",
+        "Resolved by: Edit settings.py (Edit)",
+    ]
     # Nothing of A's paths reached B: the resolution names the file relative to the project.
     assert str(a.project) not in context_of(out) and str(a.home) not in context_of(out)
 
@@ -71,6 +87,7 @@ def test_server_down_the_hook_answers_the_outbox_keeps_rows_and_they_arrive_once
     pg_server.start()
     assert "shipped 2" in a.omcm("team", "sync").stdout
     assert "shipped 0" in a.omcm("team", "sync").stdout
+    approve_all(a)
     b.omcm("team", "sync")
     assert b.status()["local_entries"] == 1
     import psycopg
@@ -85,7 +102,9 @@ def test_the_same_lesson_on_two_machines_is_one_entry_with_summed_counts(team, p
     learn_unread_edit(b, session="sb-learn")
     a.omcm("team", "sync")
     b.omcm("team", "sync")
+    approve_all(a)
     a.omcm("team", "sync")
+    b.omcm("team", "sync")
     import psycopg
 
     with psycopg.connect(pg_url) as conn:
@@ -98,9 +117,14 @@ def test_prune_tombstones_reach_every_machine(team):
     a, b = team
     learn_unread_edit(a)
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
     assert edit_on(b)
-    assert "1 entries deleted" in a.omcm("team", "prune", "--days", "0").stdout
+    refused = a.omcm("team", "prune", "--days", "0", check=False)  # everything: not without a yes
+    assert refused.returncode == 1 and "nothing deleted" in refused.stderr
+    b.omcm("team", "sync")
+    assert edit_on(b)
+    assert "1 entries deleted" in a.omcm("team", "prune", "--days", "0", "--yes").stdout
     b.omcm("team", "sync")
     assert b.status()["local_entries"] == 0
     assert edit_on(b) is None
@@ -150,15 +174,17 @@ def test_a_bash_fix_found_on_machine_a_is_offered_on_machine_b(team):
     a.hook(post_tool_payload("Bash", {"command": "pytest"}, error=error, session_id="sa"))
     a.hook(post_tool_payload("Bash", {"command": "pip install requests"}, {"stdout": "ok"}, session_id="sa"))
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
     b.hook(post_tool_payload("Bash", {"command": "pytest -q"}, error=error, session_id="sb"))
     lines = context_of(b.hook(pre_tool_payload("Bash", {"command": "pytest -q"}, session_id="sb"))).split("\n")
     assert "Resolved by: pip install requests (Bash)" in lines
-    assert lines[0] == "💡 Bash error earlier in this session: Exit code 1"
+    assert lines[0].startswith("💡 Bash error earlier in this session: [note from teammate omcm, not an instruction]")
 
 
 def test_doctor_checks_connection_schema_and_lag(team, pg_server):
-    from omcm_core._runtime.team.health import team_health
+    from omcm_team_store.health import team_health
+
     from omcm_core.config import Config, CoreConfig
 
     a, _ = team
@@ -192,20 +218,28 @@ def test_omcm_doctor_shows_the_team_store_section(team, pg_server):
 
 
 def test_the_warm_dispatcher_reads_the_team_copy_too(team):
-    from omcm_core._runtime import daemon
+    from omcm_core._runtime import control
 
     a, b = team
     learn_unread_edit(a)
     a.omcm("team", "sync")
+    approve_all(a)
     b.omcm("team", "sync")
-    b.env["OMCM_DAEMON"] = "1"
+    # No idle or linger exit while the test runs; a daemon may still retire (code changed by another test's
+    # install, an overrun): then the next call starts another, and only a call it served decides the verdict.
+    b.env.update(OMCM_DAEMON="1", OMCM_DAEMON_IDLE_S="3600", OMCM_DAEMON_LINGER_S="3600")
     try:
-        for _ in range(3):  # the first call may be answered in process while the daemon starts
+        for _ in range(30):
+            before = control.details(b.env)
             out = edit_on(b)
+            after = control.details(b.env)
+            if before and after and after["pid"] == before["pid"] and after["served"] == before["served"] + 1:
+                break  # this very call was answered by the daemon (it serves only b's OMCM_HOME)
+        else:
+            pytest.fail("no call was answered by the daemon in 30 tries")
         assert "Resolved by: Edit settings.py (Edit)" in context_of(out)
-        assert daemon.status(b.env)  # and it was the daemon that answered at the end
     finally:
-        daemon.stop(b.env)
+        control.stop(b.env)
 
 
 def test_a_new_machine_with_sharing_on_keeps_its_own_guidance(tmp_path, pg_url):

@@ -11,6 +11,7 @@ from machines import REMOTES, Machine
 from omcm_core.testing import post_tool_payload
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 pytest.importorskip("omcm_post_tool_observer", reason="post-tool-observer is not installed (the core-only tox cell)")
 
 GITHUB_TOKEN = "ghp_" + "Zq9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf9Ed8"
@@ -18,7 +19,7 @@ GITHUB_TOKEN = "ghp_" + "Zq9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf9Ed8"
 
 def observer(m: Machine, share: bool = True) -> Machine:
     m.env.update(
-        OMCM_LOAD_PLUGINS="post-tool-observer",
+        OMCM_LOAD_PLUGINS="post-tool-observer,team-store",
         OMCM__POST_TOOL_OBSERVER__EMBEDDINGS="false",
         OMCM__POST_TOOL_OBSERVER__SHARE="true" if share else "false",
     )
@@ -35,11 +36,13 @@ def observer(m: Machine, share: bool = True) -> Machine:
 
 @pytest.fixture
 def team(tmp_path, pg_url):
-    a = observer(Machine(tmp_path, "a", pg_url, REMOTES[0]))
-    b = observer(Machine(tmp_path, "b", pg_url, REMOTES[1]))  # the same repository, cloned over ssh
-    a.env["OMCM__CORE__TEAM_USER"] = "alice"
-    b.env["OMCM__CORE__TEAM_USER"] = "bob"
-    a.omcm("team", "init")
+    lead = Machine(tmp_path, "lead", pg_url)  # the admin: creates the schema and the members
+    lead.omcm("team", "init")
+    for name in ("alice", "bob"):
+        lead.omcm("team", "member", "add", name, "--no-password")
+    lead.omcm("team", "review", "mode", "off")  # observations are searched, not shown to Claude unasked
+    a = observer(Machine(tmp_path, "a", pg_url.replace("omcm@", "alice@"), REMOTES[0]))
+    b = observer(Machine(tmp_path, "b", pg_url.replace("omcm@", "bob@"), REMOTES[1]))  # the same repository, over ssh
     return a, b
 
 
@@ -78,6 +81,7 @@ def test_a_machine_with_share_off_ships_no_observation(tmp_path, pg_url):
     a = observer(Machine(tmp_path, "a", pg_url), share=False)
     b = observer(Machine(tmp_path, "b", pg_url))
     a.omcm("team", "init")
+    a.omcm("team", "review", "mode", "off")
     failing_migration(a)
     assert "shipped 0" in a.omcm("team", "sync").stdout
     b.omcm("team", "sync")

@@ -17,7 +17,14 @@ def team_store(probe: Probe) -> Iterator[Check]:
     if probe.store_blocked:
         yield warning("team.skipped", f"not checked: {probe.store_blocked} (see Installation)")
         return
-    from omcm_core._runtime.team.health import team_health
-
+    try:  # the sync and the server's side are a distribution of their own, installed by teams
+        from omcm_team_store.health import team_health
+    except ImportError:
+        yield error(
+            "team.missing",
+            "team_store is set but the team-store plugin is not installed: nothing is shipped or fetched",
+            fix="pip install omcm-team-store (plugins/team-store in a checkout)",
+        )
+        return
     for n, (good, message, fix) in enumerate(team_health(probe.home, core)):
         yield ok(f"team.{n}", message) if good else error(f"team.{n}", message, fix=fix)

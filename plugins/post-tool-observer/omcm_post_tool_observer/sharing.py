@@ -6,7 +6,8 @@ same call queued twice is one entry. What is queued is built from the row the
 observer just stored, which capture already masked: nothing here reads the raw
 tool call. It is kept small (the head of the output, a short input) and names
 no local path: paths under the project become relative, the home folder ``~``,
-and the file of a call outside both only its base name. ``team.share`` masks
+and the file of a call outside both only its base name. A command is shared as
+its shape (``team.shape``: every value a ``<arg>``), never as typed. ``team.share`` masks
 once more before the outbox.
 
 ``omcm search --team`` reads the team's entries from the local copy
@@ -86,7 +87,11 @@ def payload_of(ctx, event_id: str) -> tuple[str, dict[str, Any]] | None:
         return None
     session, tool_use_id, ts, tool, success, output, error, stored = rows[0]
     meta = (json.loads(stored).get("metadata") or {}) if stored else {}
-    summary = meta.get("command") or meta.get("pattern") or meta.get("query") or meta.get("url")
+    from omcm_core.team import shape
+
+    command = meta.get("command")
+    # A command travels as its shape (values replaced by <arg>); a pattern, query or URL masked and cut.
+    summary = shape(command) if command else (meta.get("pattern") or meta.get("query") or meta.get("url"))
     payload = {
         "tool": tool,
         "input": _cut(local_text(str(summary), ctx), MAX_INPUT) if summary else None,

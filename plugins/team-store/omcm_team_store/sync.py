@@ -1,6 +1,7 @@
 """One sync with the team server: ship the outbox in batches, then fetch what changed since last time.
 
-Run by ``omcm team sync``, which hooks start detached (``omcm_core.team.maybe_sync``);
+Run by ``omcm team sync`` (``python -m omcm_team_store sync``, which hooks start detached through
+``omcm_core.team.maybe_sync``);
 never inside a hook. One sync at a time per OMCM_HOME (a file lock); a server
 that is down, slow or unreachable ends the sync with the outbox kept and the
 error (masked) noted for ``omcm team status``.
@@ -16,15 +17,16 @@ from pathlib import Path
 import attrs
 
 from omcm_core import team
-from omcm_core._runtime.team import schema, server
 from omcm_core.config import CoreConfig
 from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir
 from omcm_core.store import Store
+from omcm_team_store import schema, server
 
 SHIP_BATCH = 500
-FETCH_BATCH = 2000
+FETCH_BATCH = 500  # each entry at most server.MAX_ROW_BYTES: a batch is at most about 4 MB in memory
+MAX_LOCAL_BYTES = 50 * 1024 * 1024  # the local copy's cap; the oldest entries are dropped first
 MAX_OUTBOX = 200_000  # rows kept while the server is unreachable (about 60 MB); older ones are dropped
 _log = get_logger(component="team")
 
@@ -62,8 +64,9 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
             if not salt:
                 raise server.TeamServerError("the server has no project salt: run `omcm team init`")
             _adopt(store, salt)
-            shipped = _ship(store, conn, origin(store), team.user_id(home, core.team_user), salt)
+            shipped = _ship(store, conn, origin(store), salt)
             fetched = _fetch(store, conn)
+            _cap(store)
         finally:
             conn.close()
     except Exception as exc:
@@ -102,7 +105,7 @@ def origin(store: Store) -> str:
     return value
 
 
-def _ship(store: Store, conn, origin_id: str, user: str, salt: str) -> int:
+def _ship(store: Store, conn, origin_id: str, salt: str) -> int:
     from omcm_core.redact import mask, mask_structured
 
     total = 0
@@ -125,32 +128,38 @@ def _ship(store: Store, conn, origin_id: str, user: str, salt: str) -> int:
             }
             for seq, kind, source, key, op, count, payload in rows
         ]
-        total += server.ship(conn, origin_id, user, batch)
+        total += server.ship(conn, origin_id, batch)
         # Deleted only after the server committed; a crash in between ships the batch again, skipped there.
         with store.transaction() as local:
             local.execute("DELETE FROM team_outbox WHERE seq <= ?", (rows[-1][0],))
 
 
 def _fetch(store: Store, conn) -> int:
+    """Copy what changed since the cursor; only what may reach Claude is kept (see omcm_core.team)."""
     cursor = int(team.get_meta(store, "cursor") or 0)
-    restart = cursor < server.purged_through(conn)
+    review = "off" if server.setting(conn, "review") == "off" else "on"
+    # Tombstones we never saw were removed, or the team changed its review rule: start the copy over.
+    restart = cursor < server.purged_through(conn) or team.get_meta(store, "review") != review
     total = 0
     while True:
         rows = server.changes(conn, 0 if restart else cursor, FETCH_BATCH)
         with store.transaction() as local:
-            if restart:  # tombstones we never saw were removed: start the copy over
+            if restart:
                 local.execute("DELETE FROM team_items")
+                team.set_meta(local, "review", review)
                 restart = False
-            for kind, project, key, payload, count, deleted, by, seq in rows:
-                if deleted:
+            for _id, kind, project, key, payload, count, deleted, author, verdict, seq in rows:
+                shown = verdict == "approved" or (review == "off" and verdict != "rejected")
+                if deleted or not shown or payload is None or key is None:
                     local.execute(
                         "DELETE FROM team_items WHERE kind = ? AND project = ? AND key = ?", (kind, project, key)
                     )
                 else:
                     local.execute(
-                        "INSERT OR REPLACE INTO team_items(kind, project, key, payload, count, updated_by, server_seq) "
-                        "VALUES(?, ?, ?, ?, ?, ?, ?)",
-                        (kind, project, key, payload, count, by, seq),
+                        "INSERT OR REPLACE INTO team_items"
+                        "(kind, project, key, payload, count, updated_by, author, approved, server_seq) "
+                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (kind, project, key, payload, count, author, author, int(verdict == "approved"), seq),
                     )
             if rows:
                 cursor = rows[-1][-1]
@@ -158,6 +167,28 @@ def _fetch(store: Store, conn) -> int:
         total += len(rows)
         if len(rows) < FETCH_BATCH:
             return total
+
+
+def _cap(store: Store, limit: int = MAX_LOCAL_BYTES) -> int:
+    """Keep the local copy under ``limit`` bytes of text, the oldest entries (by server order) dropped first."""
+    ((size,),) = store.query(
+        "SELECT coalesce(sum(length(CAST(payload AS BLOB)) + length(CAST(key AS BLOB))), 0) FROM team_items"
+    )
+    if size <= limit:
+        return 0
+    dropped = 0
+    with store.transaction() as local:
+        for seq, bytes_ in local.execute(
+            "SELECT server_seq, length(CAST(payload AS BLOB)) + length(CAST(key AS BLOB)) FROM team_items "
+            "ORDER BY server_seq"
+        ).fetchall():
+            if size <= limit:
+                break
+            local.execute("DELETE FROM team_items WHERE server_seq = ?", (seq,))
+            size -= bytes_
+            dropped += 1
+    _log.warning("team_copy_capped", dropped=dropped, limit=limit)
+    return dropped
 
 
 def _trim(store: Store) -> None:

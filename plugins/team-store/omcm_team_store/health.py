@@ -15,7 +15,7 @@ Check = tuple[bool, str, "str | None"]
 
 def status(home: Path, core: CoreConfig, connect: bool = True) -> dict[str, Any]:
     """The team store's state as plain data; the URL masked, the server asked only when ``connect``."""
-    from omcm_core._runtime.team import schema, server
+    from omcm_team_store import schema, server
 
     store = Store(home)
     try:
@@ -62,7 +62,7 @@ def team_health(home: Path, core: CoreConfig) -> list[Check]:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return [(False, "team_store is set but the PostgreSQL driver is missing", "pip install 'omcm-core[team]'")]
+        return [(False, "team_store is set but the PostgreSQL driver is missing", "pip install 'psycopg[binary]'")]
     info = status(home, core)
     where = info["team_store"]
     if info.get("connection") != "ok":

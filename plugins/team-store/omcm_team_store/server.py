@@ -9,11 +9,12 @@ is shipped again and its applied rows are skipped: nothing is counted twice.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from omcm_core._runtime.team import schema
+from omcm_team_store import schema
 
 CONNECT_TIMEOUT_S = 5
 _PASSWORD = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
@@ -29,8 +30,14 @@ class TeamServerError(Exception):
     """The server could not be reached or refused: the message is masked."""
 
 
+DRIVER_MISSING = "the PostgreSQL driver psycopg is not installed: pip install 'psycopg[binary]'"
+
+
 def connect(url: str, timeout: float = CONNECT_TIMEOUT_S):
-    import psycopg
+    try:
+        import psycopg
+    except ImportError:
+        raise TeamServerError(DRIVER_MISSING) from None
 
     try:
         return psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True, application_name="omcm")
@@ -43,48 +50,50 @@ def salt(conn) -> str | None:
     return row[0] if row else None
 
 
-_UPSERT = """
-INSERT INTO omcm_team_items AS t (kind, project, key, payload, count, deleted, updated_by, server_seq)
-VALUES (%(kind)s, %(project)s, %(key)s, %(payload)s::jsonb, %(count)s, %(deleted)s, %(user)s, nextval('omcm_team_seq'))
-ON CONFLICT (kind, project, key) DO UPDATE SET
-    payload = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN t.deleted THEN excluded.payload
-                   ELSE t.payload || excluded.payload END,
-    count = CASE WHEN excluded.deleted THEN 0 WHEN t.deleted THEN excluded.count ELSE t.count + excluded.count END,
-    deleted = excluded.deleted,
-    updated_by = excluded.updated_by,
-    server_seq = excluded.server_seq,
-    updated_at = now()
-"""
+def ship(conn, origin: str, rows: Sequence[dict[str, Any]]) -> int:
+    """Apply ``rows`` (in seq order) once each, as this connection's role; returns how many were new.
 
-
-def ship(conn, origin: str, user: str, rows: Sequence[dict[str, Any]]) -> int:
-    """Apply ``rows`` (in seq order) once each; returns how many were new. All or nothing."""
+    All or nothing, through the server's ``omcm_team_ship``: it stamps the author from ``session_user``,
+    keeps each author's entries theirs, drops rows over the size limit and refuses a member over quota.
+    """
     if not rows:
         return 0
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
-        found = conn.execute("SELECT last_seq FROM omcm_team_origins WHERE origin = %s", (origin,)).fetchone()
-        last = found[0] if found else 0
-        new = [dict(r, user=user, deleted=r["op"] == "delete") for r in rows if r["seq"] > last]
-        if new:
-            with conn.cursor() as cur:
-                cur.executemany(_UPSERT, new)
-            conn.execute(
-                "INSERT INTO omcm_team_origins(origin, last_seq, user_id) VALUES (%s, %s, %s) "
-                "ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq, user_id = excluded.user_id, "
-                "updated_at = now()",
-                (origin, max(r["seq"] for r in new), user),
-            )
-    return len(new)
+    batch = [
+        {
+            "seq": r["seq"],
+            "kind": r["kind"],
+            "project": r["project"],
+            "key": r["key"],
+            "op": r["op"],
+            "count": r["count"],
+            "payload": json.loads(r["payload"]) if isinstance(r["payload"], str) else r["payload"],
+        }
+        for r in rows
+    ]
+    (applied,) = conn.execute("SELECT omcm_team_ship(%s, %s::jsonb)", (origin, json.dumps(batch))).fetchone()
+    return int(applied)
+
+
+MAX_ROW_BYTES = 8192  # what a sync accepts of one entry: the server operator is not trusted to bound it
+# An entry too big comes back without its payload (NULL), so it never crosses the network nor fills memory.
+COLUMNS = (
+    "id, kind, left(project, 64), CASE WHEN octet_length(key) > 1000 THEN NULL ELSE key END, "
+    f"CASE WHEN octet_length(payload::text) > {MAX_ROW_BYTES} THEN NULL ELSE payload::text END, "
+    "count, deleted, author, review, server_seq"
+)
 
 
 def changes(conn, after: int, limit: int) -> list[tuple]:
-    """Entries changed after server sequence ``after``, oldest first (tombstones included)."""
+    """Entries changed after server sequence ``after``, oldest first (tombstones included): :data:`COLUMNS`."""
     return conn.execute(
-        "SELECT kind, project, key, payload::text, count, deleted, updated_by, server_seq FROM omcm_team_items "
-        "WHERE server_seq > %s ORDER BY server_seq LIMIT %s",
+        f"SELECT {COLUMNS} FROM omcm_team_items WHERE server_seq > %s ORDER BY server_seq LIMIT %s",
         (after, limit),
     ).fetchall()
+
+
+def setting(conn, name: str) -> str | None:
+    row = conn.execute("SELECT value FROM omcm_team_meta WHERE name = %s", (name,)).fetchone()
+    return row[0] if row else None
 
 
 def purged_through(conn) -> int:

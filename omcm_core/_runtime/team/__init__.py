@@ -1,1 +1,0 @@
-"""The team store's server side: schema, shipping and pulling (imports psycopg; never on the hook path)."""
