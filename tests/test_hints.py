@@ -36,8 +36,7 @@ def user_texts() -> list[Path]:
     docs = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "plugins").glob("*.md")]
     code = [*(ROOT / "omcm_core").rglob("*.py"), *(ROOT / "omcm_core" / "_cli" / "plugin_template").rglob("*.tmpl")]
     code += [p for p in (ROOT / "plugins").glob("*/omcm_*/**/*.py")]
-    # The team store's driver hint moves with the team code into its own distribution (plugins/team-store).
-    return [p for p in docs + code if "_runtime/team/" not in p.as_posix()]
+    return docs + code
 
 
 def test_no_hint_pip_installs_an_omcm_distribution():

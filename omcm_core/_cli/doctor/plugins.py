@@ -64,6 +64,10 @@ def _reports(probe: Probe) -> Iterator[tuple[str, Mapping[str, Any]]]:
 
 
 def _first_plugin(probe: Probe) -> str:
+    return bundled_plugin_hint(probe, "tool-counter")
+
+
+def bundled_plugin_hint(probe: Probe, name: str) -> str:
     """omcm's own plugins are on no index: install one from the source folder omcm came from, when it is here."""
     import omcm_core
 
@@ -73,9 +77,9 @@ def _first_plugin(probe: Probe) -> str:
         *([Path(env["CLAUDE_PLUGIN_ROOT"])] if env.get("CLAUDE_PLUGIN_ROOT") else []),
     ]
     for root in roots:
-        if (root / "plugins" / "tool-counter" / "pyproject.toml").is_file():
-            return f"{omcm_command(env)} plugins install {shlex.quote(str(root / 'plugins' / 'tool-counter'))}"
-    return f"{omcm_command(env)} plugins install PATH/TO/omcm/plugins/tool-counter  (a folder of omcm's source)"
+        if (root / "plugins" / name / "pyproject.toml").is_file():
+            return f"{omcm_command(env)} plugins install {shlex.quote(str(root / 'plugins' / name))}"
+    return f"{omcm_command(env)} plugins install PATH/TO/omcm/plugins/{name}  (a folder of omcm's source)"
 
 
 def plain(value: Any) -> str:

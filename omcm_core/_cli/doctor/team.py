@@ -20,10 +20,12 @@ def team_store(probe: Probe) -> Iterator[Check]:
     try:  # the sync and the server's side are a distribution of their own, installed by teams
         from omcm_team_store.health import team_health
     except ImportError:
+        from omcm_core._cli.doctor.plugins import bundled_plugin_hint
+
         yield error(
             "team.missing",
             "team_store is set but the team-store plugin is not installed: nothing is shipped or fetched",
-            fix="pip install omcm-team-store (plugins/team-store in a checkout)",
+            fix=bundled_plugin_hint(probe, "team-store"),
         )
         return
     for n, (good, message, fix) in enumerate(team_health(probe.home, core)):

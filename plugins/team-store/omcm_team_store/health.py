@@ -62,7 +62,9 @@ def team_health(home: Path, core: CoreConfig) -> list[Check]:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return [(False, "team_store is set but the PostgreSQL driver is missing", "pip install 'psycopg[binary]'")]
+        return [
+            (False, "team_store is set but the PostgreSQL driver is missing", "omcm plugins install 'psycopg[binary]'")
+        ]
     info = status(home, core)
     where = info["team_store"]
     if info.get("connection") != "ok":

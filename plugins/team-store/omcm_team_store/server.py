@@ -30,7 +30,7 @@ class TeamServerError(Exception):
     """The server could not be reached or refused: the message is masked."""
 
 
-DRIVER_MISSING = "the PostgreSQL driver psycopg is not installed: pip install 'psycopg[binary]'"
+DRIVER_MISSING = "the PostgreSQL driver psycopg is not installed: omcm plugins install 'psycopg[binary]'"
 
 
 def connect(url: str, timeout: float = CONNECT_TIMEOUT_S):

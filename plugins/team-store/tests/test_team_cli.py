@@ -32,7 +32,8 @@ def test_status_without_the_driver_says_what_to_install_and_no_traceback(tmp_pat
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert (
-        "connection_error: the PostgreSQL driver psycopg is not installed: pip install 'psycopg[binary]'" in proc.stdout
+        "connection_error: the PostgreSQL driver psycopg is not installed: omcm plugins install 'psycopg[binary]'"
+        in proc.stdout
     )
 
 
