@@ -88,6 +88,7 @@ def on_stop(event, ctx, config):
     limits = stopping.Limits(
         config.max_todo_attempts, config.max_verification_attempts, config.verify, config.todo_continuation
     )
+    running = 0
     with fsaccess.home_state_lock(folder):
         session = stores.load_session(folder, ctx.log)
         ralph = stores.load_ralph(project, event.session_id, ctx.log)
@@ -101,6 +102,9 @@ def on_stop(event, ctx, config):
             message = todos.last_assistant_text(lines)
         stories = stores.load_stories(project, ctx.log) if looping else []
         decision = stopping.decide(ralph, session, message, todo_list, stories, limits)
+        running = stopping.running_background_tasks(event.background_tasks)
+        if decision.block and running:
+            decision = stopping.wait_for_background()
         # stop_hook_active is false on the first stop of a turn: the client's count of blocks starts there.
         blocks = session.stop_blocks if event.stop_hook_active else 0
         cap = stopping.client_block_cap(ctx.env)
@@ -115,6 +119,7 @@ def on_stop(event, ctx, config):
         outcome=decision.outcome,
         session_id=event.session_id,
         stop_hook_active=event.stop_hook_active,
+        background_tasks=running,
         iteration=decision.ralph.iteration if decision.ralph else None,
     )
     if decision.block:

@@ -147,6 +147,35 @@ def pause_at_client_cap(cap: int) -> Decision:
     return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
 
 
+#: Statuses of a background task that no longer runs (anything else, or none given, counts as running).
+_FINISHED = ("completed", "complete", "done", "failed", "error", "killed", "cancelled", "canceled", "stopped")
+
+
+def running_background_tasks(tasks) -> int:
+    """How many of Stop's ``background_tasks`` still run; 0 for an absent or unreadable field.
+
+    The shape is taken loosely (a list of objects with a ``status`` or ``state``,
+    or of bare ids): a client that adds fields must not make us block.
+    """
+    if isinstance(tasks, dict):
+        tasks = list(tasks.values())
+    if not isinstance(tasks, list):
+        return 0
+    running = 0
+    for task in tasks[:1000]:
+        status = None
+        if isinstance(task, dict):
+            status = task.get("status", task.get("state"))
+        if not isinstance(status, str) or status.strip().lower() not in _FINISHED:
+            running += 1
+    return running
+
+
+def wait_for_background() -> Decision:
+    """No continuation while background work runs: its result starts the next turn by itself."""
+    return Decision(outcome="background_tasks_running")
+
+
 def decide(
     ralph: RalphState | None, session: SessionState, message: str | None, todos, stories, limits: Limits
 ) -> Decision:
