@@ -6,7 +6,9 @@ Claude Code keeps two kinds of todo list, both visible only in the transcript:
   ``{"todos": [{"content", "status", "activeForm"}]}``; the latest call is the list.
 - The task tools (Claude Code 2.1): ``TaskCreate`` ``{"subject", "description",
   "activeForm"}`` whose result names the id (``toolUseResult.task.id``, or the
-  text ``Task #N created``), and ``TaskUpdate`` ``{"taskId", "status"}``.
+  text ``Task #N created``), and ``TaskUpdate`` ``{"taskId", "status"}``. A
+  TaskCreate is a pending task before its result is written (that line often
+  comes after the Stop); an update finds its task by id, subject or order.
 
 Whichever kind was used last is the list. Lines of subagents (``isSidechain``)
 are skipped: their todos are not the session's. Only lines that can matter are
@@ -91,39 +93,75 @@ def _todowrite(payload: Any) -> tuple | None:
     return tuple(items)
 
 
+class _Task:
+    """One task of the task tools' list; ``task_id`` stays None until a result or an update names it."""
+
+    def __init__(self, subject: str, task_id: str | None = None, status: str = "pending") -> None:
+        self.subject, self.task_id, self.status = subject, task_id, status
+
+
 class _Tasks:
-    """The task tools' list, rebuilt from TaskCreate results and TaskUpdate calls."""
+    """The task tools' list, rebuilt from TaskCreate calls (and their results) and TaskUpdate calls.
+
+    The client writes a TaskCreate's result line late (often after the Stop), so
+    a TaskCreate counts as a pending task at once. A TaskUpdate finds its task by
+    id, else by subject, else by order (the client numbers tasks 1, 2, 3...).
+    """
 
     def __init__(self) -> None:
-        self.created: dict[str, str] = {}  # tool_use id -> subject, until its result names the id
-        self.tasks: dict[str, Todo] = {}
+        self.items: list[_Task] = []
+        self.by_call: dict[str, _Task] = {}  # TaskCreate tool_use id -> its task, until the result names the id
+
+    def _find(self, task_id: str, subject: str | None) -> _Task | None:
+        for task in self.items:
+            if task.task_id == task_id:
+                return task
+        unnamed = [t for t in self.items if t.task_id is None]
+        if subject:
+            for task in unnamed:
+                if task.subject == subject:
+                    return task
+        if task_id.isdigit() and 0 < int(task_id) <= len(self.items):
+            task = self.items[int(task_id) - 1]
+            if task.task_id is None:
+                return task
+        return None
 
     def tool_use(self, block: dict) -> None:
         payload = block.get("input") if isinstance(block.get("input"), dict) else {}
         if block.get("name") == "TaskCreate":
-            self.created[str(block.get("id"))] = str(payload.get("subject") or payload.get("description") or "task")
+            task = _Task(str(payload.get("subject") or payload.get("description") or "task"))
+            self.items.append(task)
+            self.by_call[str(block.get("id"))] = task
         elif block.get("name") == "TaskUpdate" and payload.get("taskId") is not None:
             task_id = str(payload["taskId"])
-            old = self.tasks.get(task_id, Todo(str(payload.get("subject") or f"task #{task_id}"), "pending"))
-            status = str(payload.get("status") or old.status)
-            if status == "deleted":
-                self.tasks.pop(task_id, None)
-            else:
-                self.tasks[task_id] = Todo(str(payload.get("subject") or old.content), status)
+            subject = payload.get("subject") if isinstance(payload.get("subject"), str) else None
+            task = self._find(task_id, subject)
+            if task is None:
+                task = _Task(subject or f"task #{task_id}")
+                self.items.append(task)
+            task.task_id = task_id
+            if subject:
+                task.subject = subject
+            if payload.get("status"):
+                task.status = str(payload["status"])
 
     def result(self, record: dict, block: dict) -> None:
-        subject = self.created.pop(str(block.get("tool_use_id")), None)
-        if subject is None:
+        task = self.by_call.pop(str(block.get("tool_use_id")), None)
+        if task is None or task.task_id is not None:
             return
         extra = record.get("toolUseResult")
-        task = extra.get("task") if isinstance(extra, dict) else None
-        task_id = task.get("id") if isinstance(task, dict) else None
+        found = extra.get("task") if isinstance(extra, dict) else None
+        task_id = found.get("id") if isinstance(found, dict) else None
         if task_id is None:
             text = block.get("content") if isinstance(block.get("content"), str) else json.dumps(block.get("content"))
-            found = _CREATED.search(text or "")
-            task_id = found.group(1) if found else None
+            match = _CREATED.search(text or "")
+            task_id = match.group(1) if match else None
         if task_id is not None:
-            self.tasks.setdefault(str(task_id), Todo(subject, "pending"))
+            task.task_id = str(task_id)
+
+    def todos(self) -> tuple:
+        return tuple(Todo(t.subject, t.status) for t in self.items if t.status != "deleted")
 
 
 def extract(lines: Iterable[bytes]) -> TodoList | None:
@@ -143,8 +181,8 @@ def extract(lines: Iterable[bytes]) -> TodoList | None:
                 tasks_at = index
             elif kind == "tool_result":
                 tasks.result(record, block)
-    if tasks_at > write_at and tasks.tasks:
-        return TodoList(tuple(tasks.tasks.values()))
+    if tasks_at > write_at and tasks.todos():
+        return TodoList(tasks.todos())
     if latest_write is not None:
         return TodoList(latest_write)
     return None

@@ -239,3 +239,71 @@ def test_a_background_agents_answer_switches_nothing_on(session, todo_write):
     assert s.prompt(notification) is None
     state = json.loads((s.home / "sessions" / s.session_id / "persistent-mode.json").read_text())
     assert (state["mode"], state["todo_attempts"], state["skills"]) == (None, 1, [])
+
+
+def test_no_continuation_while_background_tasks_run(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    running = [{"id": "a1b2", "type": "local_agent", "status": "running", "description": "explore"}]
+    assert s.stop(background_tasks=running) is None
+    assert "background_tasks_running" in [line.get("outcome") for line in s.log_lines()]
+    # Finished tasks, an empty list or an odd shape do not hold the continuation back.
+    for finished in ([{"id": "a1b2", "status": "completed"}], [], None, "odd"):
+        out = s.stop(background_tasks=finished)
+        assert out and out["decision"] == "block", finished
+
+
+def test_a_ralph_loop_waits_for_a_background_agent_without_counting_an_iteration(session):
+    s = session()
+    s.prompt("ralph-loop: port the parser")
+    assert s.stop("Agent started; waiting.", background_tasks=[{"id": "x", "status": "running"}]) is None
+    assert s.ralph_state()["iteration"] == 0
+    out = s.stop("The agent is back.", background_tasks=[{"id": "x", "status": "completed"}])
+    assert out["decision"] == "block" and s.ralph_state()["iteration"] == 1
+
+
+def _task_call(name, payload, call_id):
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": call_id, "name": name, "input": payload}],
+        },
+    }
+
+
+def test_task_creates_count_before_their_result_lines_are_written(session):
+    # The client writes TaskCreate's result late: at the first Stop only the calls are in the transcript.
+    s = session()
+    s.write_transcript(
+        _task_call("TaskCreate", {"subject": "Shadows", "description": "d"}, "c1"),
+        _task_call("TaskCreate", {"subject": "Owls", "description": "d"}, "c2"),
+        _task_call("TaskCreate", {"subject": "Lamps", "description": "d"}, "c3"),
+    )
+    out = s.stop()
+    assert out["decision"] == "block" and "[0/3 completed, 3 remaining]" in out["reason"]
+    assert "Next task: Shadows" in out["reason"]
+    # Updates by order (the client numbers tasks 1, 2, 3) and by subject find the same tasks.
+    s.write_transcript(
+        _task_call("TaskUpdate", {"taskId": "1", "status": "completed"}, "u1"),
+        _task_call("TaskUpdate", {"taskId": "9", "subject": "Lamps", "status": "in_progress"}, "u2"),
+    )
+    out = s.stop()
+    assert "[1/3 completed, 2 remaining]" in out["reason"] and "Next task: Lamps" in out["reason"]
+    # A late result line naming the id adds nothing new; an update by that id finds the task.
+    s.write_transcript(
+        {
+            "type": "user",
+            "isSidechain": False,
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "c2", "content": "Task #2 created successfully: Owls"}
+                ],
+            },
+        },
+        _task_call("TaskUpdate", {"taskId": "2", "status": "completed"}, "u3"),
+        _task_call("TaskUpdate", {"taskId": "9", "status": "completed"}, "u4"),
+    )
+    assert s.stop() is None
