@@ -28,6 +28,20 @@ def _recovery(session, ralph) -> str:
     return text
 
 
+def _with_transcript_error(session, event, config):
+    """``session`` with a recovery note for an API error seen only in the transcript.
+
+    In ``-p`` the client exits right after a failed turn and kills a StopFailure
+    hook still running (and a ``--plugin-dir`` install never registers it), so
+    the transcript's error line is read at the next prompt or resume as well.
+    """
+    found = todos.api_error(fsaccess.tail_lines(event.transcript_path, min(config.transcript_tail_bytes, 262_144)))
+    if found is None or found["key"] == session.recovery_seen:
+        return session
+    recovery = session.recovery or {"error": mask(found["error"]), "at": found["at"]}
+    return evolve(session, recovery=recovery, recovery_seen=found["key"])
+
+
 def _mode_change(event, ctx, config, found, session, parts):
     """Apply a mode keyword or /cancel-ralph; returns the new session state."""
     project, sid = ctx.project_dir, event.session_id
@@ -63,7 +77,7 @@ def on_prompt(event, ctx, config):
     folder = ctx.session_dir(event.session_id)
     parts: list = []
     with fsaccess.home_state_lock(folder):
-        session = stores.load_session(folder, ctx.log)
+        session = _with_transcript_error(stores.load_session(folder, ctx.log), event, config)
         if session.recovery:
             parts.append(_recovery(session, stores.load_ralph(ctx.project_dir, event.session_id, ctx.log)))
         # The user is back: todo continuation starts counting afresh.
@@ -149,6 +163,8 @@ def on_session_start(event, ctx, config):
     parts: list = []
     with fsaccess.home_state_lock(folder):
         session = stores.load_session(folder, ctx.log)
+        if event.source == "resume":
+            session = _with_transcript_error(session, event, config)
         ralph = stores.load_ralph(ctx.project_dir, event.session_id, ctx.log)
         if session.recovery and event.source == "resume":
             parts.append(_recovery(session, ralph))

@@ -60,6 +60,8 @@ class SessionState:
     skills: tuple = field(default=(), converter=tuple)
     search_calls: int = field(default=0, validator=_int)
     recovery: dict | None = field(default=None, validator=optional(instance_of(dict)))
+    #: The transcript's API-error line already told (its uuid), so it is told once.
+    recovery_seen: str | None = field(default=None, validator=optional(instance_of(str)))
     #: Stops blocked in a row in the current turn: Claude Code overrides a block past its own cap.
     stop_blocks: int = field(default=0, validator=_int)
 

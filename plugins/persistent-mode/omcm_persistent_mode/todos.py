@@ -203,3 +203,29 @@ def last_assistant_text(lines: list) -> str | None:
         if texts:
             return "\n".join(texts)
     return None
+
+
+def api_error(lines: list) -> dict | None:
+    """The turn's API error when the newest main-thread assistant line is one, else None.
+
+    Claude Code records a failed request as a synthetic assistant message with
+    ``isApiErrorMessage: true``; in ``-p`` it may exit before a StopFailure hook
+    has run, so this line is the only trace. Returns ``{"key", "error", "at"}``.
+    """
+    for line in reversed(lines):
+        if b'"assistant"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(record, dict) or record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        if record.get("isApiErrorMessage") is not True:
+            return None
+        texts = [b.get("text") for b in _blocks(record) if isinstance(b.get("text"), str)]
+        error = record.get("error") if isinstance(record.get("error"), str) else " ".join(texts)
+        key = record.get("uuid") if isinstance(record.get("uuid"), str) else str(record.get("timestamp"))
+        at = record.get("timestamp") if isinstance(record.get("timestamp"), str) else "?"
+        return {"key": key[:100], "error": (error or "unknown")[:100], "at": at[:40]}
+    return None

@@ -307,3 +307,40 @@ def test_task_creates_count_before_their_result_lines_are_written(session):
         _task_call("TaskUpdate", {"taskId": "9", "status": "completed"}, "u4"),
     )
     assert s.stop() is None
+
+
+def _api_error_line(uuid="e-1"):
+    """The synthetic assistant line Claude Code writes for a failed request."""
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "uuid": uuid,
+        "timestamp": "2026-11-25T20:00:00.000Z",
+        "isApiErrorMessage": True,
+        "message": {
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+        },
+    }
+
+
+def test_an_api_error_only_in_the_transcript_is_told_at_the_next_prompt(session, assistant_text):
+    # In -p the client may kill StopFailure before it runs: only the transcript knows.
+    s = session()
+    s.prompt("/ralph-loop migrate the db")
+    s.write_transcript(assistant_text("Working on it."), _api_error_line())
+    context = s.prompt("ok, go on")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (API Error: 529 Overloaded)" in context and "task: migrate the db" in context
+    assert s.prompt("and then?") is None  # told once
+    s.write_transcript(assistant_text("Back at it."))
+    assert s.prompt("more") is None
+
+
+def test_an_api_error_only_in_the_transcript_is_told_on_resume(session, assistant_text):
+    s = session()
+    s.write_transcript(assistant_text("Working on it."), _api_error_line("e-2"))
+    s.hook("SessionEnd", reason="other")
+    resumed = s.hook("SessionStart", source="resume")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (API Error: 529 Overloaded)" in resumed
+    assert s.prompt("go on") is None  # the same line is not told twice
