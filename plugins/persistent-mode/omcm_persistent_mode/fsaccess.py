@@ -102,3 +102,34 @@ def remove_home(folder: Path, names: Sequence[str]) -> None:
     for name in names:
         with contextlib.suppress(FileNotFoundError):
             (folder / name).unlink()
+
+
+#: Session folders looked at per SessionEnd: the cleanup stays cheap however many sessions there were.
+MAX_PRUNED_PER_CALL = 500
+
+
+def prune_home_states(sessions: Path, name: str, days: float, keep: str) -> int:
+    """Remove ``sessions/*/name`` (and its lock) not touched for ``days``, except session ``keep``'s."""
+    import time
+
+    cutoff = time.time() - days * 86400
+    removed = 0
+    try:
+        entries = os.scandir(sessions)
+    except OSError:
+        return 0
+    with entries:
+        for index, entry in enumerate(entries):
+            if index >= MAX_PRUNED_PER_CALL:
+                break
+            if entry.name == keep or not entry.is_dir(follow_symlinks=False):
+                continue
+            target = Path(entry.path) / name
+            try:
+                if target.lstat().st_mtime >= cutoff:
+                    continue
+            except OSError:
+                continue
+            remove_home(Path(entry.path), [name, ".persistent-mode.lock"])
+            removed += 1
+    return removed

@@ -81,7 +81,14 @@ def on_prompt(event, ctx, config):
         if session.recovery:
             parts.append(_recovery(session, stores.load_ralph(ctx.project_dir, event.session_id, ctx.log)))
         # The user is back: todo continuation starts counting afresh.
-        session = evolve(session, recovery=None, todo_attempts=0, todo_completed_at_block=None)
+        session = evolve(
+            session,
+            recovery=None,
+            todo_attempts=0,
+            todo_completed_at_block=None,
+            todo_goal_blocks=0,
+            todo_gave_up=False,
+        )
         session = _mode_change(event, ctx, config, found, session, parts)
         given = set(session.skills)
         for hint in found.hints if config.keyword_hints else ():
@@ -100,7 +107,12 @@ def on_stop(event, ctx, config):
         return None  # a subagent's stop is not the session's
     folder, project = ctx.session_dir(event.session_id), ctx.project_dir
     limits = stopping.Limits(
-        config.max_todo_attempts, config.max_verification_attempts, config.verify, config.todo_continuation
+        config.max_todo_attempts,
+        config.max_verification_attempts,
+        config.verify,
+        config.todo_continuation,
+        config.max_todo_continuations,
+        config.max_session_continuations,
     )
     running = 0
     with fsaccess.home_state_lock(folder):
@@ -119,6 +131,8 @@ def on_stop(event, ctx, config):
         running = stopping.running_background_tasks(event.background_tasks)
         if decision.block and running:
             decision = stopping.wait_for_background()
+        if decision.block and session.session_blocks >= limits.max_session_continuations:
+            decision = stopping.session_limit(limits)
         # stop_hook_active is false on the first stop of a turn: the client's count of blocks starts there.
         blocks = session.stop_blocks if event.stop_hook_active else 0
         cap = stopping.client_block_cap(ctx.env)
@@ -127,7 +141,10 @@ def on_stop(event, ctx, config):
         if decision.ralph is not None and not stores.save_ralph(project, decision.ralph, ctx.log):
             return None  # an iteration that cannot be counted must not block: that could loop forever
         after = decision.session or session
-        stores.save_session(folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0))
+        total = after.session_blocks + (1 if decision.block else 0)
+        stores.save_session(
+            folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0, session_blocks=total)
+        )
     ctx.log.info(
         "stop",
         outcome=decision.outcome,
@@ -195,10 +212,13 @@ def on_stop_failure(event, ctx):
     return None
 
 
-def on_session_end(event, ctx):
+def on_session_end(event, ctx, config):
+    """Keep this session's state (a ``--resume`` must remember a cancel, ultrawork, the skills given);
+    remove other sessions' state older than ``state_days``."""
     if not event.session_id:
         return None
     folder = ctx.session_dir(event.session_id, create=False)
-    if folder.is_dir() and not stores.load_session(folder, ctx.log).recovery:
-        fsaccess.remove_home(folder, [stores.state.SESSION_FILE, ".persistent-mode.lock"])
+    removed = fsaccess.prune_home_states(folder.parent, stores.state.SESSION_FILE, config.state_days, keep=folder.name)
+    if removed:
+        ctx.log.info("old_session_state_removed", sessions=removed)
     return None

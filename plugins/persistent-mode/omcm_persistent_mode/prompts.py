@@ -63,6 +63,14 @@ CLIENT_CAP = (
     "(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP). The mode is still on: send any message to go on, raise that "
     "limit for longer runs, or /cancel-ralph to end it."
 )
+TODO_LIMIT = (
+    "persistent-mode: todo continuation stopped after {why}; {pending} of {total} todos are still open. "
+    "Send a message to go on."
+)
+SESSION_LIMIT = (
+    "persistent-mode: this session reached its limit of {limit} continuations "
+    "([persistent-mode] max_session_continuations); stops are no longer blocked."
+)
 MAX_ITERATIONS = (
     "persistent-mode: the ralph loop stopped at its limit of {max} iterations without a completion promise."
 )

@@ -36,6 +36,8 @@ class Limits:
     max_verification_attempts: int = 3
     verify: bool = True
     todo_continuation: bool = True
+    max_todo_continuations: int = 20
+    max_session_continuations: int = 200
 
 
 @frozen
@@ -108,21 +110,52 @@ def ralph_step(ralph: RalphState, message: str | None, limits: Limits, todos, st
     return _continue(ralph, todos, stories)
 
 
+def _give_up(session: SessionState, todos: TodoList, why: str, outcome: str) -> Decision:
+    """The todo continuation ends for this goal: say so once (the seed prints a limit notice too)."""
+    if session.todo_gave_up:
+        return Decision(outcome=outcome)
+    notice = prompts.TODO_LIMIT.format(why=why, pending=todos.pending, total=todos.total)
+    return Decision(system_message=notice, session=evolve(session, todo_gave_up=True), outcome=outcome)
+
+
 def todo_step(session: SessionState, todos: TodoList | None, limits: Limits) -> Decision:
-    """Ultrawork or plain todo continuation, bounded by attempts without progress."""
+    """Ultrawork or plain todo continuation, bounded per goal and by attempts without progress.
+
+    Progress is a completed count higher than any seen in this goal, so a todo
+    flipping between done and pending does not buy more continuations; and the
+    goal (one user prompt) has a budget of continuations whatever the progress.
+    """
     ultrawork = session.mode == "ultrawork"
     if session.cancelled or todos is None or todos.pending == 0:
         return Decision(outcome="none")
     if not ultrawork and not limits.todo_continuation:
         return Decision(outcome="none")
-    moved = session.todo_completed_at_block is not None and todos.completed > session.todo_completed_at_block
+    best = session.todo_completed_at_block
+    moved = best is not None and todos.completed > best
     attempts = 0 if moved else session.todo_attempts
     if attempts >= limits.max_todo_attempts:
-        return Decision(outcome="todo_attempts_exhausted")
+        why = f"{attempts} continuations without a newly completed todo"
+        return _give_up(session, todos, why, "todo_attempts_exhausted")
+    if session.todo_goal_blocks >= limits.max_todo_continuations:
+        why = f"{session.todo_goal_blocks} continuations since your last message"
+        return _give_up(session, todos, why, "todo_goal_limit")
     mode = messages.ULTRAWORK if ultrawork else messages.TODO
-    text = messages.continuation(mode, attempts, _progress(todos, []))
-    step = evolve(session, todo_attempts=attempts + 1, todo_completed_at_block=todos.completed)
+    # Rotated by the session's count, which no progress or new prompt resets: no variant comes back first.
+    text = messages.continuation(mode, session.session_blocks, _progress(todos, []))
+    step = evolve(
+        session,
+        todo_attempts=attempts + 1,
+        todo_completed_at_block=max(todos.completed, best or 0),
+        todo_goal_blocks=session.todo_goal_blocks + 1,
+        todo_gave_up=False,
+    )
     return Decision(block=True, reason=text, session=step, outcome=f"{mode}_continue")
+
+
+def session_limit(limits: Limits) -> Decision:
+    """The session's budget of continuations is spent: let the stop through and say so."""
+    notice = prompts.SESSION_LIMIT.format(limit=limits.max_session_continuations)
+    return Decision(system_message=notice, outcome="session_limit")
 
 
 #: Claude Code overrides a Stop hook that blocks more often than this in a row (v2.1.143).

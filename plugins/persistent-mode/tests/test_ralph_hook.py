@@ -227,3 +227,17 @@ def test_loop_pauses_at_the_clients_block_cap_without_counting_the_overridden_bl
     assert (s.ralph_state()["status"], s.ralph_state()["iteration"]) == ("active", 2)
     # The next turn (stop_hook_active false again) continues the loop where it was.
     assert "Iteration 3/50" in s.stop("working")["reason"]
+
+
+def test_a_new_turn_after_earlier_blocks_starts_the_client_cap_count_afresh(session):
+    # Issue 30 item 8: the client counts blocks in a row from a Stop with stop_hook_active false.
+    s = session()
+    s.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "3"
+    s.prompt("/ralph-loop x")
+    assert s.stop("working")["decision"] == "block"
+    assert s.stop("working", active=True)["decision"] == "block"
+    # A new turn (a background agent's answer, say): stop_hook_active is false, the client's count is 0.
+    outs = [s.stop("working", active=i > 0) for i in range(4)]
+    assert ["decision" in o for o in outs] == [True, True, True, False]
+    assert "allows 3 Stop continuations in a row" in outs[3]["systemMessage"]
+    assert s.ralph_state()["iteration"] == 5

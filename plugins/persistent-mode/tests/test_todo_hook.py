@@ -23,8 +23,14 @@ def test_todo_continuation_gives_up_after_five_attempts_without_progress(session
     s = session()
     s.write_transcript(todo_write(THREE))
     outs = [s.stop(active=i > 0) for i in range(7)]
-    assert [o is not None for o in outs] == [True] * 5 + [False] * 2
+    assert [o is not None and "decision" in o for o in outs] == [True] * 5 + [False] * 2
     assert len({o["reason"].splitlines()[0] for o in outs[:5]}) == 5  # five different variants
+    # Giving up is said once, as the seed's limit notice is.
+    assert outs[5] == {
+        "systemMessage": "persistent-mode: todo continuation stopped after 5 continuations without a newly "
+        "completed todo; 2 of 3 todos are still open. Send a message to go on."
+    }
+    assert outs[6] is None
     assert "todo_attempts_exhausted" in [line.get("outcome") for line in s.log_lines()]
 
 
@@ -32,11 +38,11 @@ def test_progress_resets_the_attempts_and_so_does_the_user(session, todo_write):
     s = session(max_todo_attempts="2")
     s.write_transcript(todo_write(THREE))
     assert s.stop() and s.stop(active=True)
-    assert s.stop(active=True) is None  # two blocks without progress: done
+    assert "decision" not in s.stop(active=True)  # two blocks without progress: done (with a notice)
     s.write_transcript(todo_write([THREE[0], ("Write the tests", "completed"), THREE[2]]))
     out = s.stop(active=True)  # one more todo completed: progress, so it may continue
     assert "[2/3 completed, 1 remaining]" in out["reason"]
-    assert s.stop(active=True) and s.stop(active=True) is None
+    assert s.stop(active=True) and "decision" not in s.stop(active=True)
     s.prompt("please go on")
     assert s.stop()["decision"] == "block"
 
@@ -344,3 +350,82 @@ def test_an_api_error_only_in_the_transcript_is_told_on_resume(session, assistan
     resumed = s.hook("SessionStart", source="resume")["hookSpecificOutput"]["additionalContext"]
     assert "API error (API Error: 529 Overloaded)" in resumed
     assert s.prompt("go on") is None  # the same line is not told twice
+
+
+def _flip(done):
+    return [("Write the parser", "completed"), ("Write the tests", "completed" if done else "pending"), THREE[2]]
+
+
+def test_a_todo_flipping_between_done_and_pending_is_not_progress(session, todo_write):
+    s = session(max_todo_attempts="3")
+    blocks = 0
+    for i in range(12):
+        s.write_transcript(todo_write(_flip(i % 2)))
+        out = s.stop(active=i > 0)
+        if out is None or "decision" not in out:
+            break
+        blocks += 1
+    # 1 -> 2 completed is progress once; flipping back and forth after that is not.
+    assert blocks == 4, blocks
+
+
+def test_continuations_are_bounded_per_goal_even_with_progress(session, todo_write):
+    s = session(max_todo_continuations="3")
+    tasks = [f"step {n}" for n in range(10)]
+    outs = []
+    for done in range(6):
+        s.write_transcript(todo_write([(t, "completed" if n < done else "pending") for n, t in enumerate(tasks)]))
+        outs.append(s.stop(active=done > 0))
+    assert [o is not None and "decision" in o for o in outs] == [True] * 3 + [False] * 3
+    assert "stopped after 3 continuations since your last message; 7 of 10 todos" in outs[3]["systemMessage"]
+    # A new goal (the user writes) has a new budget.
+    s.prompt("keep going")
+    assert s.stop()["decision"] == "block"
+
+
+def test_continuations_are_bounded_per_session(session, todo_write):
+    s = session(max_session_continuations="4", max_todo_continuations="3")
+    s.write_transcript(todo_write(THREE))
+    outs = [s.stop(active=i > 0) for i in range(3)]
+    s.prompt("go on")
+    outs += [s.stop(active=i > 0) for i in range(2)]
+    assert [o is not None and "decision" in o for o in outs] == [True] * 4 + [False]
+    assert "reached its limit of 4 continuations" in outs[4]["systemMessage"]
+
+
+def test_rotation_does_not_restart_at_the_first_variant_after_progress(session, todo_write):
+    s = session()
+    firsts = []
+    for done in range(3):
+        todos = [(f"step {n}", "completed" if n < done else "pending") for n in range(5)]
+        s.write_transcript(todo_write(todos))
+        firsts.append(s.stop(active=done > 0)["reason"].splitlines()[0])
+    assert len(set(firsts)) == 3, firsts
+
+
+def test_resume_remembers_a_cancel_and_the_skills_given(session, todo_write):
+    s = session()
+    first = s.prompt("ultrawork: commit the parser to git")["hookSpecificOutput"]["additionalContext"]
+    assert "[skill: git-master]" in first
+    s.prompt("/cancel-ralph")
+    s.hook("SessionEnd", reason="prompt_input_exit")
+    s.hook("SessionStart", source="resume")
+    s.write_transcript(todo_write(THREE))
+    assert s.stop() is None  # the cancel holds across --resume
+    again = s.prompt("and commit the tests to git too")
+    assert again is None or "[skill: git-master]" not in again["hookSpecificOutput"]["additionalContext"]
+
+
+def test_old_session_state_is_removed_at_a_later_session_end(session):
+    s = session()
+    s.prompt("ultrawork: everything")
+    state = s.home / "sessions" / "sess-1" / "persistent-mode.json"
+    assert state.exists()
+    s.hook("SessionEnd", reason="other")
+    assert state.exists()  # kept for --resume
+    old = __import__("time").time() - 8 * 86400
+    os.utime(state, (old, old))
+    other = session()
+    other.session_id = "sess-2"
+    other.hook("SessionEnd", reason="other")
+    assert not state.exists()
