@@ -25,6 +25,10 @@ PLUGIN = "persistent-mode"
 _COUNTED_TOOLS = ("Grep", "Glob", "Read", "WebFetch", "Agent", "Task")
 
 
+def _names(value) -> tuple:
+    return tuple(str(v).lower() for v in value) if isinstance(value, (list, tuple)) else (str(value).lower(),)
+
+
 @attrs.frozen
 class PersistentModeConfig:
     """``[persistent-mode]``."""
@@ -52,6 +56,10 @@ class PersistentModeConfig:
     skills: bool = True
     #: Give the search/analyze hints when a prompt says search/find/analyze.
     keyword_hints: bool = True
+    #: Keywords that switch nothing on: any of ultrawork, ulw, uw, ralph-loop, ultrawork-ralph, cancel, search, analyze.
+    disabled_keywords: tuple = attrs.field(default=(), converter=_names)
+    #: Skills never given: git-master, frontend-ui-ux.
+    disabled_skills: tuple = attrs.field(default=(), converter=_names)
     #: Remind Claude to delegate after every N direct Grep/Glob/Read/WebFetch calls (0: never).
     agent_reminder_every: int = attrs.field(default=15, validator=ge(0))
     #: How much of the transcript's end is read for todos and the last message.

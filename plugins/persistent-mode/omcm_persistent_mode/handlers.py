@@ -72,8 +72,8 @@ def _mode_change(event, ctx, config, found, session, parts):
 def on_prompt(event, ctx, config):
     if not event.session_id or event.is_task_notification:
         return None  # a background agent's answer is not the user: no mode, skill, or "user is back" reset
-    found = keywords.detect(event.prompt or "")
-    skill = skills.detect(event.prompt or "") if config.skills else None
+    found = keywords.detect(event.prompt or "", config.disabled_keywords)
+    skill = skills.detect(event.prompt or "", config.disabled_skills) if config.skills else None
     folder = ctx.session_dir(event.session_id)
     parts: list = []
     with fsaccess.home_state_lock(folder):

@@ -429,3 +429,21 @@ def test_old_session_state_is_removed_at_a_later_session_end(session):
     other.session_id = "sess-2"
     other.hook("SessionEnd", reason="other")
     assert not state.exists()
+
+
+def test_keywords_and_skills_can_be_switched_off_one_by_one(session):
+    s = session(disabled_keywords='["uw", "search"]', disabled_skills='["git-master"]')
+    assert s.prompt("uw: find where the parser commits to git") is None
+    out = s.prompt("ultrawork: analyze the React button layout")["hookSpecificOutput"]["additionalContext"]
+    assert "[persistent-mode: ultrawork]" in out and "[persistent-mode: analyze]" in out
+    assert "[skill: frontend-ui-ux]" in out
+
+
+def test_ordinary_prose_triggers_nothing(session):
+    # The report of a new user: a log and "find out why" are not git work or a search request.
+    s = session()
+    out = s.prompt("The server log shows a 502 after deploys; find out why and fix it.")
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[persistent-mode: analyze]")  # "find out why" asks for an analysis, nothing else
+    assert "[skill: git-master]" not in context and "[persistent-mode: search]" not in context
+    assert s.prompt("Merge the two config dicts; values from the env win.") is None
