@@ -6,7 +6,7 @@ from attrs import evolve
 
 from omcm_core import Result
 from omcm_core.redact import mask
-from omcm_persistent_mode import fsaccess, keywords, prompts, skills, stopping, stores, todos
+from omcm_persistent_mode import fsaccess, keywords, prd, prompts, skills, stopping, stores, todos
 from omcm_persistent_mode.state import RalphState, now
 
 SEARCH_TOOLS = ("Grep", "Glob", "Read", "WebFetch")
@@ -42,6 +42,29 @@ def _with_transcript_error(session, event, config):
     return evolve(session, recovery=recovery, recovery_seen=found["key"])
 
 
+def _create_prd(project, task, prompt, ctx) -> str:
+    """Write .omc/prd.json from the task unless one exists; what Claude is told about it."""
+    if stores.load_prd_data(project, ctx.log) is not None:
+        return "\n" + prompts.PRD_EXISTS
+    data = prd.from_task(mask(task), mask(prompt))
+    if not stores.save_prd(project, data, ctx.log):
+        return ""
+    ctx.log.info("prd_created", stories=len(data["userStories"]))
+    count = len(data["userStories"])
+    return "\n" + prompts.PRD_CREATED.format(count=count, count_plural="y" if count == 1 else "ies")
+
+
+def _prd_reports(project, message, ctx) -> None:
+    """Mark the stories Claude reports as done in .omc/prd.json."""
+    ids = prd.reported_done(message)
+    if not ids:
+        return
+    data = stores.load_prd_data(project, ctx.log)
+    changed = prd.mark_done(data, ids)
+    if changed and stores.save_prd(project, data, ctx.log):
+        ctx.log.info("prd_stories_done", stories=changed)
+
+
 def _mode_change(event, ctx, config, found, session, parts):
     """Apply a mode keyword or /cancel-ralph; returns the new session state."""
     project, sid = ctx.project_dir, event.session_id
@@ -56,15 +79,20 @@ def _mode_change(event, ctx, config, found, session, parts):
         return session
     session = evolve(session, cancelled=False, mode="ultrawork" if found.mode == keywords.ULTRAWORK else session.mode)
     text = prompts.MODE_PROMPTS[found.mode]
+    task = found.task
     if found.mode in (keywords.RALPH, keywords.ULTRAWORK_RALPH):
+        wants_prd = prd.asked(task)
+        task = prd.without_flag(task)
         ralph = RalphState(
-            session_id=sid, mode=found.mode, task=mask(found.task)[:2000], max_iterations=config.max_iterations
+            session_id=sid, mode=found.mode, task=mask(task)[:2000], max_iterations=config.max_iterations
         )
         if stores.save_ralph(project, ralph, ctx.log):
             text += f"\nLoop: at most {config.max_iterations} iterations; state in .omc/ralph/."
+            if wants_prd:
+                text += _create_prd(project, task, keywords.strip_code(event.prompt or ""), ctx)
         else:
             text = "[persistent-mode] The ralph loop could not start: this project has no usable .omc folder (see the omcm log)."
-    parts.append(text + (f"\nTask: {found.task}" if found.task else ""))
+    parts.append(text + (f"\nTask: {task}" if task else ""))
     ctx.log.info("mode_on", mode=found.mode, session_id=sid)
     return session
 
@@ -126,6 +154,8 @@ def on_stop(event, ctx, config):
         message = event.last_assistant_message
         if looping and message is None:
             message = todos.last_assistant_text(lines)
+        if looping:
+            _prd_reports(project, message, ctx)
         stories = stores.load_stories(project, ctx.log) if looping else []
         decision = stopping.decide(ralph, session, message, todo_list, stories, limits)
         running = stopping.running_background_tasks(event.background_tasks)

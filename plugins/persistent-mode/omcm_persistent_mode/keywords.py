@@ -101,7 +101,8 @@ def prose(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip(" \t\n:-")
+    # A lone dash is a separator ("uw - fix it"); a flag like --prd stays.
+    return re.sub(r"^(?:-+(?=\s)|[\s:])+|(?:(?<=\s)-+|[\s:])+$", "", re.sub(r"\s+", " ", text))
 
 
 def _clause_starts(text: str) -> list:

@@ -19,7 +19,8 @@ RALPH_LOOP = f"""[persistent-mode: ralph loop]
 The user started a ralph loop: the session continues, turn after turn, until the task is really done.
 - Each time you stop, the loop hands the task back (iteration N of a fixed maximum) unless your final message contains {PROMISE}.
 - Write {PROMISE} only when everything is done and checked; a completion claim is then verified against the PRD.
-- Keep the plan in .omc/prd.json: {{"project": ..., "userStories": [{{"id": "US-001", "title": ..., "acceptanceCriteria": [...], "passes": false}}]}}; set "passes": true as each story is done.
+- Keep the plan in .omc/prd.json: {{"project": ..., "userStories": [{{"id": "US-001", "title": ..., "acceptanceCriteria": [...], "passes": false}}]}}; set "passes": true as each story is done, or report it in your message as <story-done>US-001</story-done> and the loop marks it.
+- While any PRD story is open the loop does not end, even on a verifier's approval.
 - The user can stop the loop with /cancel-ralph or `omcm ralph cancel`."""
 
 ULTRAWORK_RALPH = RALPH_LOOP.replace("[persistent-mode: ralph loop]", "[persistent-mode: ultrawork + ralph loop]") + (
@@ -57,6 +58,16 @@ REJECTED = (
     + "."
 )
 
+PRD_CREATED = (
+    "The user asked for a PRD: .omc/prd.json now holds {count} user stor{count_plural} taken from the task, with no "
+    "acceptance criteria yet. First refine it: split the work into small stories, each with testable acceptanceCriteria."
+)
+PRD_EXISTS = "The user asked for a PRD: .omc/prd.json already exists and is kept as it is; bring it up to date with this task first."
+APPROVAL_REFUSED = (
+    "[persistent-mode: ralph loop] The verification approved, but {count} PRD stor{plural} still open in "
+    '.omc/prd.json: {stories}. Finish them (or, if one is done, set "passes": true or report <story-done>ID</story-done>), '
+    "then claim completion again with " + PROMISE + "."
+)
 AUTO_APPROVED = "persistent-mode: the ralph loop ended after {attempts} verification requests without a verdict; the completion claim was accepted unverified."
 CLIENT_CAP = (
     "persistent-mode paused: Claude Code allows {cap} Stop continuations in a row "

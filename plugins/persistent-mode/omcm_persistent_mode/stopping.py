@@ -101,6 +101,13 @@ def ralph_step(ralph: RalphState, message: str | None, limits: Limits, todos, st
             feedback = text[rejected.end() :].strip()[:MAX_FEEDBACK] or "(no details given)"
             return _continue(ralph, todos, stories, prompts.REJECTED.format(feedback=feedback) + "\n\n")
         if APPROVED.search(text):
+            unfinished = prd.open_stories(stories)
+            if unfinished:
+                # The PRD is the contract: an approval while stories are open is not the end.
+                listed = ", ".join(f"{s.id} {s.title}".strip() for s in unfinished[:10])
+                plural = "y is" if len(unfinished) == 1 else "ies are"
+                refusal = prompts.APPROVAL_REFUSED.format(count=len(unfinished), plural=plural, stories=listed)
+                return _continue(ralph, todos, stories, refusal + "\n\n")
             return _end(ralph, "completed", "ralph_verified")
         return _verify(ralph, limits, stories)
     if PROMISE.search(text):
