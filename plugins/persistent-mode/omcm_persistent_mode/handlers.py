@@ -196,11 +196,14 @@ def on_post_tool(event, ctx, config):
     folder = ctx.session_dir(event.session_id)
     with fsaccess.home_state_lock(folder):
         session = stores.load_session(folder, ctx.log)
-        calls = 0 if event.tool_name in AGENT_TOOLS else session.search_calls + 1
-        stores.save_session(folder, evolve(session, search_calls=calls))
+        delegated = event.tool_name in AGENT_TOOLS
+        calls = 0 if delegated else session.search_calls + 1
+        # Only the tools really called are named: current clients offer no Grep/Glob tools in every setup.
+        used = () if delegated else tuple(t for t in SEARCH_TOOLS if t in session.search_tools or t == event.tool_name)
+        stores.save_session(folder, evolve(session, search_calls=calls, search_tools=used))
     if calls == 0 or calls % config.agent_reminder_every:
         return None
-    return Result(additional_context=prompts.AGENT_REMINDER.format(count=calls, tools="/".join(SEARCH_TOOLS)))
+    return Result(additional_context=prompts.AGENT_REMINDER.format(count=calls, tools=", ".join(used)))
 
 
 def on_session_start(event, ctx, config):

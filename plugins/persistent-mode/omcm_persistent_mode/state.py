@@ -65,6 +65,8 @@ class SessionState:
     session_blocks: int = field(default=0, validator=_int)
     skills: tuple = field(default=(), converter=tuple)
     search_calls: int = field(default=0, validator=_int)
+    #: Which search/read tools those calls used (named in the reminder).
+    search_tools: tuple = field(default=(), converter=tuple)
     recovery: dict | None = field(default=None, validator=optional(instance_of(dict)))
     #: The transcript's API-error line already told (its uuid), so it is told once.
     recovery_seen: str | None = field(default=None, validator=optional(instance_of(str)))

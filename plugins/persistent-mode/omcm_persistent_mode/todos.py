@@ -26,7 +26,7 @@ from attrs import frozen
 
 DONE = ("completed", "done", "cancelled", "deleted")
 _CREATED = re.compile(r"Task #(\w+) created")
-_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #")
+_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #", b"is_error")
 
 
 @frozen
@@ -111,6 +111,8 @@ class _Tasks:
     def __init__(self) -> None:
         self.items: list[_Task] = []
         self.by_call: dict[str, _Task] = {}  # TaskCreate tool_use id -> its task, until the result names the id
+        self.updates: dict[str, tuple] = {}  # TaskUpdate tool_use id -> (task, status before), until its result
+        self.seen: set = set()  # the client may write one tool call on two lines
 
     def _find(self, task_id: str, subject: str | None) -> _Task | None:
         for task in self.items:
@@ -128,6 +130,10 @@ class _Tasks:
         return None
 
     def tool_use(self, block: dict) -> None:
+        call = str(block.get("id"))
+        if call in self.seen:
+            return
+        self.seen.add(call)
         payload = block.get("input") if isinstance(block.get("input"), dict) else {}
         if block.get("name") == "TaskCreate":
             task = _Task(str(payload.get("subject") or payload.get("description") or "task"))
@@ -140,6 +146,7 @@ class _Tasks:
             if task is None:
                 task = _Task(subject or f"task #{task_id}")
                 self.items.append(task)
+            self.updates[call] = (task, task.status)
             task.task_id = task_id
             if subject:
                 task.subject = subject
@@ -147,7 +154,15 @@ class _Tasks:
                 task.status = str(payload["status"])
 
     def result(self, record: dict, block: dict) -> None:
-        task = self.by_call.pop(str(block.get("tool_use_id")), None)
+        call = str(block.get("tool_use_id"))
+        failed = block.get("is_error") is True  # e.g. "No such tool available": nothing was created or changed
+        update = self.updates.pop(call, None)
+        if update is not None and failed:
+            update[0].status = update[1]
+        task = self.by_call.pop(call, None)
+        if task is not None and failed:
+            self.items.remove(task)
+            return
         if task is None or task.task_id is not None:
             return
         extra = record.get("toolUseResult")

@@ -447,3 +447,49 @@ def test_ordinary_prose_triggers_nothing(session):
     assert context.startswith("[persistent-mode: analyze]")  # "find out why" asks for an analysis, nothing else
     assert "[skill: git-master]" not in context and "[persistent-mode: search]" not in context
     assert s.prompt("Merge the two config dicts; values from the env win.") is None
+
+
+def test_the_agent_reminder_names_only_the_tools_really_called(session):
+    # Current clients may offer no Grep/Glob tool: a reminder naming them points at tools Claude does not have.
+    s = session(agent_reminder_every="3")
+
+    def tool(name):
+        return s.hook("PostToolUse", tool_name=name, tool_input={}, tool_response={}, tool_use_id="t")
+
+    outs = [tool(name) for name in ("Read", "WebFetch", "Read")]
+    context = outs[2]["hookSpecificOutput"]["additionalContext"]
+    assert "3 direct search/read calls (Read, WebFetch)" in context
+    assert "Grep" not in context and "Glob" not in context
+
+
+def test_skill_and_mode_prompts_carry_the_seeds_rules(session):
+    s = session()
+    git = s.prompt("commit this refactor to git")["hookSpecificOutput"]["additionalContext"]
+    for rule in ("3+ files changed → at least 2 commits", "5+ files → at least 3", "10+ files → at least 5"):
+        assert rule in git
+    assert "semantic" in git and "Korean or English" in git and "--force-with-lease" in git
+    ui = s.prompt("style the React settings page")["hookSpecificOutput"]["additionalContext"]
+    assert "Micro-interactions" in ui and "cohesive palette" in ui and "generic look" in ui
+    ulw = s.prompt("ultrawork: port the parser")["hookSpecificOutput"]["additionalContext"]
+    assert "Background work:" in ulw and "run_in_background" in ulw
+    search = s.prompt("find every caller of parse()")["hookSpecificOutput"]["additionalContext"]
+    assert "Grep" not in search and "Glob" not in search
+
+
+def test_task_calls_written_twice_or_refused_by_the_client_do_not_count(session):
+    s = session()
+    create = _task_call("TaskCreate", {"subject": "Shadows"}, "c1")
+    refused = {
+        "type": "user",
+        "isSidechain": False,
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c2", "is_error": True, "content": "No such tool available"}
+            ],
+        },
+    }
+    # The client writes one assistant message on two lines; a refused TaskCreate created nothing.
+    s.write_transcript(create, create, _task_call("TaskCreate", {"subject": "Owls"}, "c2"), refused)
+    out = s.stop()
+    assert "[0/1 completed, 1 remaining]" in out["reason"]
