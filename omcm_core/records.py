@@ -116,6 +116,9 @@ class StopEvent(Event):
     stop_hook_active: bool | None = None
     last_assistant_message: str | None = None
     agent_transcript_path: str | None = None
+    #: Background tasks (agents, shells) still known to the client (v2.1.145), as sent: a list of
+    #: objects whose shape varies by client version; None when the client does not send it.
+    background_tasks: Any = None
 
 
 @frozen(kw_only=True)

@@ -93,7 +93,7 @@ def test_demo_tells_what_each_plugin_did(demo):
     assert '"permissionDecision": "deny"' in out
     # the ralph loop: started, a stop blocked with a continuation, the promise verified, then done
     assert "persistent-mode tells Claude: The user started a ralph loop" in out
-    assert "Iteration 1/50" in out and '"decision": "block"' in out
+    assert "persistent-mode blocks the stop: [The Promise Binds You]" in out and '"decision": "block"' in out
     assert "ralph verification 1/3" in out
     assert "no plugin objects: Claude Code lets Claude stop" in out
     assert "The ralph loop ended with status 'completed'" in out

@@ -112,7 +112,9 @@ class Request:
 
         Claude Code 2.1.330 sends a blocked Stop's reason as a user message
         ``Stop hook feedback:\n<reason>`` (and repeats it in a system message
-        ``Stop hook blocking error from command: ...``, not returned here).
+        ``Stop hook blocking error from command: ...``, not returned here);
+        2.1.332 wraps the same lines in ``<system-reminder>`` after a paragraph
+        on how to treat hook output.
         """
         found = []
         for message in self.messages:
@@ -121,6 +123,9 @@ class Request:
             for piece in _texts(_blocks(message.get("content"))):
                 if piece.startswith(STOP_FEEDBACK):
                     found.append(piece[len(STOP_FEEDBACK) :])
+                elif piece.startswith(_REMINDER_OPEN) and "\n" + STOP_FEEDBACK in piece:
+                    body = piece.split("\n" + STOP_FEEDBACK, 1)[1]
+                    found.append(body.removesuffix(_REMINDER_CLOSE))
         return found
 
     def tool_results(self) -> dict:
@@ -135,6 +140,7 @@ class Request:
 
 #: How the client introduces a blocked Stop's reason in the next request.
 STOP_FEEDBACK = "Stop hook feedback:\n"
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
 
 _HOOK_CONTEXT = re.compile(
     r"(?P<label>[A-Za-z]+(?::\S+)?) hook additional context: (?P<body>.*?)(?=\S+ hook additional context: |\Z)", re.S

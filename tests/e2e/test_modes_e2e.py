@@ -9,6 +9,7 @@ where it should.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from e2e_harness import TODO_WRITE_ENV
@@ -66,7 +67,8 @@ def test_ralph_loop_continues_until_the_promise_then_verifies_and_stops(e2e):
     # The tool call and its result do not stop the loop; the first text-only answer does.
     assert [r.stop_feedback() for r in run.main_requests[:2]] == [[], []]
     continuation = (
-        "[The Promise Binds You] No completion promise yet. Keep going until the task is really done.\n"
+        "[The Promise Binds You] No completion promise yet. Keep going until the task is really done. Check the "
+        "result against the task (tests, the PRD's criteria) before you claim it is done.\n"
         f"Iteration 1/50\n{PROMISE_HINT}"
     )
     assert run.main_requests[2].stop_feedback() == [continuation]
@@ -119,7 +121,8 @@ def test_todo_continuation_blocks_until_every_todo_is_completed(e2e_factory):
     assert run.returncode == 0 and not run.timed_out, run.explain()
     assert len(run.main_requests) == 4 and run.result["result"] == "All three are done.", run.explain()
     assert run.main_requests[2].stop_feedback() == [
-        "[System Reminder] The todo list still has unfinished items. Continue with the next one.\n"
+        "[System Reminder] The todo list still has unfinished items. Continue with the next one. Mark each todo "
+        "completed as soon as it is done; stop only when none is left open.\n"
         "[1/3 completed, 2 remaining]\nNext task: Write the tests"
     ]
     # Once the list is complete, the stop goes through: no new feedback in the last request, no fifth one.
@@ -147,6 +150,9 @@ def test_todo_continuation_gives_up_after_its_attempts_without_progress(e2e_fact
     assert len(feedback) == 5 and len(set(feedback)) == 5
     assert all(reason.endswith("\n[0/2 completed, 2 remaining]\nNext task: Migrate the schema") for reason in feedback)
     assert "stop-hook-block-cap" not in run.stdout
+    # Giving up is said, as the seed's limit notice is (issue 26 item 5).
+    notice = "persistent-mode: todo continuation stopped after 5 continuations without a newly completed todo"
+    assert notice in run.stdout, run.explain()
 
 
 def test_notepad_priority_line_from_a_subagent_survives_compaction(e2e):
@@ -305,3 +311,130 @@ def test_ralph_continuation_carries_the_notepad_priority_context(e2e):
     assert continuation.startswith("[The Promise Binds You]") and "Iteration 1/50" in continuation
     assert continuation.endswith(note) and verification.endswith(note)
     assert ralph_state(e2e, run)["status"] == "completed"
+
+
+# Issue 26: what the real client showed.
+
+
+def omcm_log(harness) -> list:
+    lines = []
+    for path in sorted((harness.omcm_home / "logs").glob("*.jsonl")):
+        lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return lines
+
+
+def test_a_compaction_summary_quoting_an_old_priority_tag_does_not_overwrite_the_notepad(e2e, monkeypatch):
+    # Claude Code writes the compaction summary with a forked agent that fires SubagentStop (agent_type "").
+    import fake_anthropic
+
+    e2e.omcm("notepad", "--project", str(e2e.project), "add", "--priority", "NEW-PRIORITY deploy from main")
+    first = e2e.session([[text("Noted.")]], prompt="remember the deploy rule", timeout=LOOP_TIMEOUT)
+    assert first.returncode == 0, first.explain()
+    summary = (
+        "<summary>Earlier the agent said <remember priority>OLD-PRIORITY deploy from release</remember>.</summary>"
+    )
+    monkeypatch.setattr(fake_anthropic, "_SUMMARY", summary)
+    compacted = e2e.session([], prompt="/compact", resume=first.session_id, timeout=LOOP_TIMEOUT)
+    assert compacted.returncode == 0 and not compacted.timed_out, compacted.explain()
+    assert compacted.hook_events("SubagentStop", subtype="hook_response"), compacted.explain()  # the forked agent
+    notepad = (e2e.project / ".omc" / "notepad.md").read_text()
+    assert "NEW-PRIORITY" in notepad and "OLD-PRIORITY" not in notepad
+    assert "remember_skipped_untyped_agent" in [line.get("event") for line in omcm_log(e2e)]
+
+
+def test_no_continuation_while_a_background_agent_runs(e2e_factory):
+    world = e2e_factory(extra_env={**TODO_WRITE_ENV, "OMCM__PERSISTENT_MODE__MAX_TODO_ATTEMPTS": "1"})
+    plan = tool_use(
+        "TodoWrite",
+        {"todos": [{"content": "Collect deploy facts", "status": "pending", "activeForm": "Collecting deploy facts"}]},
+    )
+    agent = tool_use(
+        "Agent", {"description": "check deploys", "prompt": SUBAGENT_TASK, "subagent_type": "general-purpose"}
+    )
+
+    def slow_agent(body):
+        messages = json.dumps(body.get("messages", []))
+        if SUBAGENT_TASK in messages and '"name": "Agent"' not in messages:
+            time.sleep(6)  # still running when the main thread stops
+            return [text("Deploys go through CI.")]
+        return [text("Waiting for the agent.")]
+
+    script = [[plan, agent], slow_agent, slow_agent]
+    run = world.session(script, prompt="collect the deploy facts", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    stops = [
+        line for line in omcm_log(world) if line.get("event") == "stop" and line.get("plugin") == "persistent-mode"
+    ]
+    outcomes = [line.get("outcome") for line in stops]
+    # The first stop comes while the agent runs (Stop's background_tasks says so): no continuation then.
+    assert outcomes and outcomes[0] == "background_tasks_running", (outcomes, run.explain())
+    assert stops[0].get("background_tasks", 0) >= 1
+
+
+def test_task_tools_list_is_continued_and_updates_match_by_id(e2e_factory):
+    world = e2e_factory(extra_env={"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"})  # 2.1.330 -p: Task* only with this
+    create = [
+        tool_use("TaskCreate", {"subject": "Write the parser", "description": "d", "activeForm": "Writing"}),
+        tool_use("TaskCreate", {"subject": "Write the tests", "description": "d", "activeForm": "Writing"}),
+    ]
+    done_one = tool_use("TaskUpdate", {"taskId": "1", "status": "completed"})
+    done_two = tool_use("TaskUpdate", {"taskId": "2", "status": "completed"})
+    script = [create, [done_one], [text("Pausing here.")], [done_two], [text("Both done.")]]
+    run = world.session(script, prompt="build the parser", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    assert run.result["result"] == "Both done." and len(run.main_requests) == 5, run.explain()
+    (feedback,) = run.main_requests[3].stop_feedback()
+    assert "[1/2 completed, 1 remaining]\nNext task: Write the tests" in feedback
+
+
+def test_an_api_error_the_stop_failure_hook_missed_is_told_at_the_next_prompt(e2e_factory):
+    # No StopFailure registration here (as with --plugin-dir): only the transcript's error line is left.
+    world = e2e_factory(extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+    settings = json.loads(world.settings_path.read_text())
+    settings["hooks"].pop("StopFailure", None)
+    world.settings_path.write_text(json.dumps(settings))
+
+    def fail(body):
+        raise RuntimeError("planned outage")
+
+    broken = world.session([fail], prompt="ralph-loop: migrate the db", timeout=LOOP_TIMEOUT)
+    assert not broken.timed_out and broken.session_id, broken.explain()
+    again = world.session([[text("Resuming.")]], prompt="go on", resume=broken.session_id, timeout=LOOP_TIMEOUT)
+    assert again.returncode == 0 and not again.timed_out, again.explain()
+    told = [c for r in again.main_requests for c in r.hook_contexts() if "[persistent-mode: recovery]" in c]
+    assert told and "API error (server_error)" in told[0] and "task: migrate the db" in told[0], again.explain()
+
+
+def test_resume_keeps_a_cancel_and_the_skills_already_given(e2e_factory):
+    world = e2e_factory(extra_env=TODO_WRITE_ENV)
+    first = world.session([[text("Committed.")]], prompt="commit the parser to git", timeout=LOOP_TIMEOUT)
+    assert "[skill: git-master]" in "\n".join(first.main_requests[0].hook_contexts("UserPromptSubmit"))
+    cancel = world.session([[text("Stopping.")]], prompt="/cancel-ralph", resume=first.session_id, timeout=LOOP_TIMEOUT)
+    assert cancel.returncode == 0, cancel.explain()
+    plan = tool_use(
+        "TodoWrite", {"todos": [{"content": "Commit the tests", "status": "pending", "activeForm": "Committing"}]}
+    )
+    later = world.session(
+        [[plan], [text("Later.")]], prompt="now commit the tests to git", resume=first.session_id, timeout=LOOP_TIMEOUT
+    )
+    assert later.returncode == 0 and not later.timed_out, later.explain()
+    # Each run ended with SessionEnd; the session's state survived it: no skill again, no continuation.
+    # The resumed conversation holds the first run's context once; given again, it would be there twice.
+    contexts = later.main_requests[0].hook_contexts("UserPromptSubmit")
+    assert sum("[skill: git-master]" in c for c in contexts) == 1, contexts
+    assert len(later.main_requests) == 2 and not later.main_requests[-1].stop_feedback(), later.explain()
+
+
+def test_the_stop_feedback_parser_reads_both_clients_formats():
+    from api_messages import Request
+
+    reason = "[System Reminder] go on\n[0/1 completed, 1 remaining]"
+    older = {"role": "user", "content": "Stop hook feedback:\n" + reason}
+    newer = {
+        "role": "user",
+        "content": "<system-reminder>\nThe text below is the output of a hook that the user set up.\n"
+        "Stop hook feedback:\n" + reason + "\n</system-reminder>",
+    }
+    for message in (older, newer):
+        request = Request("POST", "/v1/messages", {}, {"messages": [message]}, True)
+        assert request.stop_feedback() == [reason]

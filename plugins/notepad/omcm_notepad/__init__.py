@@ -3,7 +3,8 @@
 A subagent (the Agent tool, formerly Task) that ends its answer with
 ``<remember>...</remember>`` adds a timestamped Working Memory entry (read from
 SubagentStop, which carries a background agent's answer too, and from the Agent
-tool's result; saved once);
+tool's result; saved once). A SubagentStop without an ``agent_type`` is not an
+Agent-tool agent (the compaction summary arrives that way) and is ignored;
 ``<remember priority>...</remember>`` replaces the Priority Context (at most
 500 characters). Every SessionStart, including the one that follows a
 compaction (``source: "compact"``), hands the priority context back to Claude;
@@ -102,6 +103,11 @@ def stop(event, ctx):
     if event.hook_event_name == "SubagentStop":
         # A subagent's answer, background or not; the main agent's own Stop is never a note.
         if not config.subagent_stop or ctx.project_dir is None or not event.last_assistant_message:
+            return None
+        if not event.agent_type:
+            # Not an agent the Agent tool launched: the compaction summary is written by a forked
+            # agent with agent_type "", and it may quote an old <remember priority> tag.
+            ctx.log.info("remember_skipped_untyped_agent", agent_id=event.agent_id)
             return None
         return _remember(ctx, config, event.last_assistant_message, event.session_id, event.agent_id)
     # A reason without block: the core adds it to another plugin's block reason

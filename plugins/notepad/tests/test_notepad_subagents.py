@@ -93,6 +93,7 @@ def test_subagent_stop_can_be_turned_off(env, project):
 
 
 def test_subagent_stop_without_an_agent_id_still_saves(env, project):
+    # agent_type is what marks an Agent-tool agent; agent_id is optional.
     payload = stop("<remember>old client</remember>", project)
     del payload["agent_id"]
     assert hook(payload, env) is not None and "old client" in notepad(project)
@@ -103,3 +104,29 @@ def test_real_subagent_stop_payloads_answer_validly(shared_fixtures, env, projec
         payload = {**json.loads(path.read_text()), "cwd": str(project)}
         assert hook(payload, env) is None, path.name  # real answers carry no tags
     assert not (project / ".omc").exists()
+
+
+def test_a_compaction_summary_quoting_an_old_priority_tag_changes_nothing(env, project):
+    # Claude Code writes the compaction summary with a forked agent: SubagentStop, agent_type "".
+    hook(stop("<remember priority>Deploy from the release branch.</remember>", project, "a1"), env)
+    hook(stop("<remember>CI needs 8 min.</remember>", project, "a2"), env)
+    hook(stop("<remember priority>Deploy only from main.</remember>", project, "a3"), env)
+    before = notepad(project)
+    summary = stop(
+        "Summary: the agent said <remember priority>Deploy from the release branch.</remember> "
+        "and <remember>CI needs 8 min.</remember>",
+        project,
+        "acompact1",
+    )
+    summary["agent_type"] = ""
+    assert hook(summary, env) is None
+    assert notepad(project) == before
+    start = {
+        "session_id": DEFAULT_SESSION,
+        "transcript_path": f"/tmp/omcm-test/{DEFAULT_SESSION}.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+    }
+    context = hook(start, env)["hookSpecificOutput"]["additionalContext"]
+    assert "Deploy only from main." in context and "release branch" not in context

@@ -25,6 +25,10 @@ PLUGIN = "persistent-mode"
 _COUNTED_TOOLS = ("Grep", "Glob", "Read", "WebFetch", "Agent", "Task")
 
 
+def _names(value) -> tuple:
+    return tuple(str(v).lower() for v in value) if isinstance(value, (list, tuple)) else (str(value).lower(),)
+
+
 @attrs.frozen
 class PersistentModeConfig:
     """``[persistent-mode]``."""
@@ -33,8 +37,15 @@ class PersistentModeConfig:
     enabled: bool = True
     #: Stops a ralph loop blocks before it ends on its own.
     max_iterations: int = attrs.field(default=50, validator=ge(1))
-    #: Continuations in a row without a newly completed todo before giving up.
+    #: Continuations in a row without a newly completed todo before giving up (a todo that flips
+    #: back to pending and done again is not progress: only a new highest completed count is).
     max_todo_attempts: int = attrs.field(default=5, validator=ge(0))
+    #: Todo/ultrawork continuations for one goal (from one user prompt to the next), progress or not.
+    max_todo_continuations: int = attrs.field(default=20, validator=ge(0))
+    #: Continuations of every kind (ralph, ultrawork, todos) in one session before persistent-mode stops blocking.
+    max_session_continuations: int = attrs.field(default=200, validator=ge(1))
+    #: Days a session's state (ultrawork, a cancel, skills given) is kept after it ends, so --resume remembers it.
+    state_days: float = attrs.field(default=7.0, validator=ge(0))
     #: Continue on pending todos without any mode on.
     todo_continuation: bool = True
     #: Ask Claude to verify a ralph completion claim against the PRD.
@@ -45,6 +56,10 @@ class PersistentModeConfig:
     skills: bool = True
     #: Give the search/analyze hints when a prompt says search/find/analyze.
     keyword_hints: bool = True
+    #: Keywords that switch nothing on: any of ultrawork, ulw, uw, ralph-loop, ultrawork-ralph, cancel, search, analyze.
+    disabled_keywords: tuple = attrs.field(default=(), converter=_names)
+    #: Skills never given: git-master, frontend-ui-ux.
+    disabled_skills: tuple = attrs.field(default=(), converter=_names)
     #: Remind Claude to delegate after every N direct Grep/Glob/Read/WebFetch calls (0: never).
     agent_reminder_every: int = attrs.field(default=15, validator=ge(0))
     #: How much of the transcript's end is read for todos and the last message.
@@ -119,7 +134,7 @@ def stop_failure(event, ctx):
 def session_end(event, ctx):
     from omcm_persistent_mode import handlers
 
-    return _guarded("session_end", handlers.on_session_end, ctx, event, ctx)
+    return _guarded("session_end", handlers.on_session_end, ctx, event, ctx, ctx.config(PersistentModeConfig))
 
 
 @hookimpl

@@ -43,13 +43,18 @@ def read_json(project: Path, parts: Sequence[str]) -> Any | None:
     return json.loads(raw.decode("utf-8"))
 
 
-def write_json(project: Path, parts: Sequence[str], value: Any) -> None:
-    """Replace ``project/parts`` atomically, creating the folders. Raises UnsafePathError."""
+def write_json(project: Path, parts: Sequence[str], value: Any, private: bool = True) -> None:
+    """Replace ``project/parts`` atomically, creating the folders. Raises UnsafePathError.
+
+    ``private=False`` is for a file the user reads and edits as any project file (the PRD).
+    """
     *folder, _ = parts
     # .omc is shared with other plugins and follows the umask as theirs do; our own folder and state stay private.
     ensure_confined_dir(project, folder[0])
-    ensure_confined_dir(project, Path(*folder), 0o700)
-    write_confined_atomic(project, Path(*parts), json.dumps(value, ensure_ascii=False, indent=2) + "\n", mode=0o600)
+    if len(folder) > 1:
+        ensure_confined_dir(project, Path(*folder), 0o700)
+    text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    write_confined_atomic(project, Path(*parts), text, mode=0o600 if private else 0o666)
 
 
 def list_names(project: Path, parts: Sequence[str]) -> list:
@@ -102,3 +107,34 @@ def remove_home(folder: Path, names: Sequence[str]) -> None:
     for name in names:
         with contextlib.suppress(FileNotFoundError):
             (folder / name).unlink()
+
+
+#: Session folders looked at per SessionEnd: the cleanup stays cheap however many sessions there were.
+MAX_PRUNED_PER_CALL = 500
+
+
+def prune_home_states(sessions: Path, name: str, days: float, keep: str) -> int:
+    """Remove ``sessions/*/name`` (and its lock) not touched for ``days``, except session ``keep``'s."""
+    import time
+
+    cutoff = time.time() - days * 86400
+    removed = 0
+    try:
+        entries = os.scandir(sessions)
+    except OSError:
+        return 0
+    with entries:
+        for index, entry in enumerate(entries):
+            if index >= MAX_PRUNED_PER_CALL:
+                break
+            if entry.name == keep or not entry.is_dir(follow_symlinks=False):
+                continue
+            target = Path(entry.path) / name
+            try:
+                if target.lstat().st_mtime >= cutoff:
+                    continue
+            except OSError:
+                continue
+            remove_home(Path(entry.path), [name, ".persistent-mode.lock"])
+            removed += 1
+    return removed

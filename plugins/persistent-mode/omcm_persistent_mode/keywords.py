@@ -1,9 +1,19 @@
-"""Mode keywords in the user's prompt, free of I/O.
+"""Mode keywords and search/analyze hints in the user's prompt, free of I/O.
 
-Code is stripped first (fenced blocks and inline spans), so a keyword quoted in
-code never switches a mode on. Words match only as whole words that are not
-part of a path, a file name or an identifier: ``uw`` in ``uwsgi``,
-``src/uw/main.py``, ``uw.py`` or ``search_index`` is not a keyword.
+Only the prompt's own prose counts (:func:`prose`): code (fenced blocks and
+inline spans), quoted text, URLs, paths and file names, and markup tags are
+removed first, so a keyword quoted, pasted or named in a path never switches
+anything on. Words match as whole words only (``uw`` in ``uwsgi`` or
+``search_index`` is not a keyword), and each kind where it states an intent:
+
+- commands (``/ralph-loop``, ``ultrawork:``...) open the prompt;
+- ``ultrawork`` anywhere but in a question about it; the short ``ulw``/``uw``
+  only at the prompt's start or end;
+- ``search``/``find``/``analyze``/``investigate`` as the verb that opens a
+  clause, after a polite "please", "can you"... ("find where X is loaded", not
+  "the find dialog"; "find out why" is an analysis); ``deepsearch`` anywhere.
+
+Each keyword can be switched off in the config (``disabled_keywords``).
 """
 
 from __future__ import annotations
@@ -13,15 +23,25 @@ import re
 from attrs import frozen
 
 ULTRAWORK, RALPH, ULTRAWORK_RALPH = "ultrawork", "ralph-loop", "ultrawork-ralph"
+#: The names ``disabled_keywords`` accepts.
+KEYWORDS = ("ultrawork", "ulw", "uw", "ralph-loop", "ultrawork-ralph", "cancel", "search", "analyze")
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
+# Quoted spans: "...", “...”, «...», and '...' opened after a non-word character (not an apostrophe).
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»|(?<!\w)'[^'\n]{1,400}'(?!\w)")
+_TAGS = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?>")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+# A token with a slash or backslash inside (a path), or a name with an extension (uw.py, search.ts).
+_PATHLIKE = re.compile(r"\S*[/\\]\S*[\w.-]\S*|\b[\w-]+\.[A-Za-z][\w]{0,6}\b")
 
 # A command opens the prompt: "/ralph-loop task", "ralph-loop: task".
 _COMMANDS = [
-    (ULTRAWORK_RALPH, re.compile(r"^\s*(?:/ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
-    (RALPH, re.compile(r"^\s*(?:/ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
-    (ULTRAWORK, re.compile(r"^\s*(?:/(?:ultrawork|ulw)(?![\w-])|(?:ultrawork|ulw|uw)\s*:)", re.I)),
+    (ULTRAWORK_RALPH, "ultrawork-ralph", re.compile(r"^\s*(?:/ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
+    (RALPH, "ralph-loop", re.compile(r"^\s*(?:/ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
+    (ULTRAWORK, "ultrawork", re.compile(r"^\s*(?:/ultrawork(?![\w-])|ultrawork\s*:)", re.I)),
+    (ULTRAWORK, "ulw", re.compile(r"^\s*(?:/ulw(?![\w-])|ulw\s*:)", re.I)),
+    (ULTRAWORK, "uw", re.compile(r"^\s*uw\s*:", re.I)),
 ]
 _CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
 
@@ -32,11 +52,29 @@ def _word(alternatives: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w/\\.\-])(?:{alternatives})(?![\w/\\\-]|\.\w)", re.I)
 
 
-_ULTRAWORK_WORD = _word("ultrawork|ulw|uw")
-HINTS = {
-    "search": _word("deepsearch|deep search|search|find"),
-    "analyze": _word("analyze|analyse|investigate"),
+_ULTRAWORK_WORD = _word("ultrawork")
+_SHORT = {"ulw": _word("ulw"), "uw": _word("uw")}
+_SHORT_AT_EDGE = {
+    name: (re.compile(rf"^\W*{name}(?![\w/\\.\-])", re.I), re.compile(rf"(?<![\w/\\.\-]){name}\W*$", re.I))
+    for name in _SHORT
 }
+
+# Where a clause starts, and the polite or connective words that may come before its verb.
+_CLAUSES = re.compile(r"[.!?;:\n]+|,\s+|\s+(?:and|then|also|but)\s+", re.I)
+_LEAD = re.compile(
+    r"^(?:please|pls|plz|kindly|now|first|next|ok(?:ay)?|so|then|also|and|but|just|quickly|"
+    r"(?:can|could|would|will) (?:you|we)|i (?:want|need|would like|'d like) (?:you )?to|"
+    r"help me|let'?s|go(?: and)?|try (?:to|and))\s+",
+    re.I,
+)
+_INTENT = {
+    "search": re.compile(r"^(?:deep[ -]?search|search|find(?! out\b)|look for|locate|hunt down)\b", re.I),
+    "analyze": re.compile(
+        r"^(?:analy[sz]e|investigate|root-cause|diagnose|(?:find|figure|work) out (?:why|how|what))\b", re.I
+    ),
+}
+_ANYWHERE = {"search": _word("deepsearch|deep search|websearch|web search"), "analyze": None}
+HINTS = tuple(_INTENT)
 
 
 @frozen
@@ -54,20 +92,74 @@ def strip_code(text: str) -> str:
     return _INLINE.sub(" ", _FENCED.sub(" ", text))
 
 
+def prose(text: str) -> str:
+    """The prompt's own words: no code, quotes, markup, URLs, paths or file names."""
+    text = strip_code(text or "")
+    for pattern in (_TAGS, _URL, _QUOTED, _PATHLIKE):
+        text = pattern.sub(" ", text)
+    return text
+
+
 def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip(" \t\n:-")
+    # A lone dash is a separator ("uw - fix it"); a flag like --prd stays.
+    return re.sub(r"^(?:-+(?=\s)|[\s:])+|(?:(?<=\s)-+|[\s:])+$", "", re.sub(r"\s+", " ", text))
 
 
-def detect(prompt: str) -> Detection:
-    """Find the mode, the clean task and the search/analyze hints in ``prompt``."""
-    text = strip_code(prompt or "")
-    if _CANCEL.match(text):
+def _clause_starts(text: str) -> list:
+    starts = []
+    for clause in _CLAUSES.split(text):
+        clause = clause.strip(" \t\"'()[]*-_>#")
+        previous = None
+        while clause and clause != previous:
+            previous, clause = clause, _LEAD.sub("", clause, count=1)
+        if clause:
+            starts.append(clause)
+    return starts
+
+
+def hints(text: str, disabled: frozenset = frozenset()) -> tuple:
+    """The hints ``text`` (already :func:`prose`) asks for, by intent position."""
+    starts = _clause_starts(text)
+    found = []
+    for name, verb in _INTENT.items():
+        if name in disabled:
+            continue
+        anywhere = _ANYWHERE[name]
+        if any(verb.match(s) for s in starts) or (anywhere is not None and anywhere.search(text)):
+            found.append(name)
+    return tuple(found)
+
+
+def _ultrawork(text: str, disabled: frozenset) -> re.Pattern[str] | None:
+    """The pattern of the ultrawork keyword stated in ``text``, or None."""
+    if "ultrawork" not in disabled:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+            if _ULTRAWORK_WORD.search(sentence) and not sentence.rstrip().endswith("?"):
+                return _ULTRAWORK_WORD
+    for name, (start, end) in _SHORT_AT_EDGE.items():
+        if name not in disabled and (start.search(text) or end.search(text)):
+            return _SHORT[name]
+    return None
+
+
+def detect(prompt: str, disabled: frozenset | set | tuple = ()) -> Detection:
+    """Find the mode, the clean task and the search/analyze hints in ``prompt``.
+
+    ``disabled`` names keywords (:data:`KEYWORDS`) the user switched off.
+    """
+    off = frozenset(str(d).lower() for d in disabled)
+    code_free = strip_code(prompt or "")
+    if "cancel" not in off and _CANCEL.match(code_free):
         return Detection(cancel=True)
-    hints = tuple(name for name, pattern in HINTS.items() if pattern.search(text))
-    for mode, pattern in _COMMANDS:
-        match = pattern.match(text)
+    text = prose(prompt or "")
+    found_hints = hints(text, off)
+    for mode, name, pattern in _COMMANDS:
+        if name in off:
+            continue
+        match = pattern.match(code_free)
         if match:
-            return Detection(mode=mode, task=_clean(text[match.end() :]), hints=hints)
-    if _ULTRAWORK_WORD.search(text):
-        return Detection(mode=ULTRAWORK, task=_clean(_ULTRAWORK_WORD.sub(" ", text)), hints=hints)
-    return Detection(task=_clean(text), hints=hints)
+            return Detection(mode=mode, task=_clean(code_free[match.end() :]), hints=found_hints)
+    word = _ultrawork(text, off)
+    if word is not None:
+        return Detection(mode=ULTRAWORK, task=_clean(word.sub(" ", code_free)), hints=found_hints)
+    return Detection(task=_clean(code_free), hints=found_hints)

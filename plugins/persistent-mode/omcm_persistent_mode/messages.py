@@ -1,8 +1,9 @@
 """Continuation messages, rotated so Claude does not learn to skim a fixed sentence. No I/O.
 
 Each mode has its own pool; the variant is ``counter % len(pool)``, where the
-counter is the ralph iteration or the continuation attempt, so the rotation is
-deterministic. The progress line, the next task and the iteration follow.
+counter is the ralph iteration or the session's count of continuations (never
+reset by progress or a new prompt), so the rotation is deterministic and a
+reset never brings the first variant back. The progress line, the next task and the iteration follow.
 """
 
 from __future__ import annotations
@@ -11,36 +12,72 @@ from attrs import frozen
 
 TODO, ULTRAWORK, RALPH, ULTRAWORK_RALPH = "todo", "ultrawork", "ralph-loop", "ultrawork-ralph"
 
+_MARK = " Mark each todo completed as soon as it is done; stop only when none is left open."
+_LOOP = " Check the result against the task (tests, the PRD's criteria) before you claim it is done."
+
 POOLS = {
     TODO: (
-        ("System Reminder", "The todo list still has unfinished items. Continue with the next one."),
-        ("Boulder Never Stops", "Pending todos remain. Pick the next one up and keep going."),
-        ("Sisyphus Reminder", "The work is not finished yet: the todo list shows open items. Carry on."),
-        ("Continuation Required", "Stopping now would leave todos undone. Continue working through them."),
-        ("Task Persistence Active", "Open todos are still on the list. Resume with the next pending task."),
+        ("System Reminder", "The todo list still has unfinished items. Continue with the next one." + _MARK),
+        (
+            "Boulder Never Stops",
+            "Pending todos remain: the boulder is not at the top yet. Pick the next one up and keep going." + _MARK,
+        ),
+        (
+            "Sisyphus Reminder",
+            "The work is not finished: the todo list shows open items. Carry on from where you stopped." + _MARK,
+        ),
+        (
+            "Continuation Required",
+            "Stopping now would leave todos undone. Continue working through them in order." + _MARK,
+        ),
+        (
+            "Task Persistence Active",
+            "Open todos are still on the list. Resume with the next pending task; if one is blocked, say why and move on to the next."
+            + _MARK,
+        ),
     ),
     ULTRAWORK: (
         (
             "Ultrawork Continues",
-            "Ultrawork is on and todos are still pending. Parallelise what is independent and continue.",
+            "Ultrawork is on and todos are still pending. Parallelise what is independent (several tool calls, several subagents) and continue."
+            + _MARK,
         ),
-        ("Full Throughput", "Pending todos remain in ultrawork mode. Delegate in parallel and finish them."),
-        ("Ultrawork Persistence", "The ultrawork task is not done: keep working through the open todos."),
+        (
+            "Full Throughput",
+            "Pending todos remain in ultrawork mode. Delegate independent todos to parallel subagents and finish the rest yourself."
+            + _MARK,
+        ),
+        (
+            "Ultrawork Persistence",
+            "The ultrawork task is not done: keep working through the open todos, long runs in the background." + _MARK,
+        ),
     ),
     RALPH: (
-        ("Ralph Loop Continuation", "The task is not complete yet. Continue working on it."),
-        ("The Promise Binds You", "No completion promise yet. Keep going until the task is really done."),
-        ("Persistence Required", "The loop continues: pick up where you left off."),
+        (
+            "Ralph Loop Continuation",
+            "The task is not complete yet. Continue working on it from where you stopped." + _LOOP,
+        ),
+        ("The Promise Binds You", "No completion promise yet. Keep going until the task is really done." + _LOOP),
+        (
+            "Persistence Required",
+            "The loop continues: pick up where you left off and take the next concrete step." + _LOOP,
+        ),
         (
             "Continue or Verify",
-            "Continue the task, or, if it is truly finished, check it and make the completion promise.",
+            "Continue the task, or, if it is truly finished, check it and make the completion promise." + _LOOP,
         ),
-        ("Sisyphean Persistence", "Another iteration: move the task forward."),
+        (
+            "Sisyphean Persistence",
+            "Another iteration: move the task forward; unfinished PRD stories come first." + _LOOP,
+        ),
     ),
     ULTRAWORK_RALPH: (
-        ("Maximum Intensity", "Ultrawork and the ralph loop are both on: continue, in parallel where you can."),
-        ("Ultimate Mode Continues", "Not complete yet. Delegate independent parts and keep the loop moving."),
-        ("Persistence × Intensity", "Keep going at full throughput until the task is done."),
+        ("Maximum Intensity", "Ultrawork and the ralph loop are both on: continue, in parallel where you can." + _LOOP),
+        (
+            "Ultimate Mode Continues",
+            "Not complete yet. Delegate independent parts to parallel subagents and keep the loop moving." + _LOOP,
+        ),
+        ("Persistence × Intensity", "Keep going at full throughput until the task is done and verified." + _LOOP),
     ),
 }
 

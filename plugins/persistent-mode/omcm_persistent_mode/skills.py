@@ -1,28 +1,76 @@
-"""Which skill a prompt calls for: git work or frontend/UI work (git wins), free of I/O."""
+"""Which skill a prompt calls for: git work or frontend/UI work (git wins), free of I/O.
+
+The seed's keyword lists, split by how much one word says on its own: a
+*strong* word ("git", "rebase", "tailwind", "css") is enough; a *weak* one
+("log", "history", "merge", "form", "border", "shadow") is ordinary English
+too, so two different weak words of the same skill are needed ("push the
+branch to origin", "make the modal responsive"). Only the prompt's prose
+counts (see :func:`omcm_persistent_mode.keywords.prose`): nothing in code,
+quotes, paths or URLs. Each skill can be switched off (``disabled_skills``).
+"""
 
 from __future__ import annotations
 
 import re
 
-from omcm_persistent_mode.keywords import strip_code
+from omcm_persistent_mode.keywords import prose
 
 FRONTEND, GIT = "frontend-ui-ux", "git-master"
+SKILLS = (GIT, FRONTEND)
 
-FRONTEND_WORDS = (
+GIT_STRONG = (
+    "git",
+    "commit",
+    "rebase",
+    "pull request",
+    "cherry-pick",
+    "stash",
+    "bisect",
+    "amend",
+    "squash",
+    "merge conflict",
+    "force-push",
+    "force push",
+)
+GIT_WEAK = (
+    "push",
+    "pull",
+    "branch",
+    "merge",
+    "diff",
+    "log",
+    "checkout",
+    "reset",
+    "blame",
+    "history",
+    "remote",
+    "origin",
+)
+FRONTEND_STRONG = (
     "ui",
-    "component",
+    "ux",
     "frontend",
+    "front-end",
     "css",
+    "scss",
+    "tailwind",
+    "react",
+    "vue",
+    "angular",
+    "svelte",
+    "styled-components",
+    "typography",
+    "dark mode",
+    "light mode",
+)
+FRONTEND_WEAK = (
+    "component",
     "styling",
     "layout",
     "design",
     "button",
     "form",
     "modal",
-    "tailwind",
-    "react",
-    "vue",
-    "angular",
     "styled",
     "animation",
     "responsive",
@@ -30,8 +78,8 @@ FRONTEND_WORDS = (
     "desktop",
     "theme",
     "color",
+    "colour",
     "font",
-    "typography",
     "spacing",
     "margin",
     "padding",
@@ -40,50 +88,42 @@ FRONTEND_WORDS = (
     "border",
     "hover",
     "focus",
-    "dark mode",
-    "light mode",
+    # Not in the seed's list: screen furniture that makes a second weak word likely UI work.
+    "page",
+    "screen",
+    "sidebar",
+    "navbar",
+    "icon",
+    "logo",
+    "tooltip",
+    "dropdown",
+    "stylesheet",
 )
-GIT_WORDS = (
-    "commit",
-    "git",
-    "push",
-    "pull",
-    "branch",
-    "merge",
-    "rebase",
-    "pr",
-    "pull request",
-    "cherry-pick",
-    "stash",
-    "diff",
-    "log",
-    "checkout",
-    "reset",
-    "blame",
-    "bisect",
-    "amend",
-    "squash",
-    "history",
-    "remote",
-    "origin",
-)
+#: Upper-case "PR"/"PRs" is a pull request; lower-case "pr" is too many other things.
+_PR = re.compile(r"(?<![\w/\\.\-])PRs?(?![\w/\\\-])")
 
 
 def _pattern(words: tuple) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
-    # Whole words outside paths and identifiers, as for mode keywords.
-    return re.compile(rf"(?<![\w/\\.\-])(?:{alternatives})(?![\w/\\\-]|\.\w)", re.I)
+    # Whole words (a plural or -ed/-ing form too) outside paths and identifiers.
+    return re.compile(rf"(?<![\w/\\.\-])({alternatives})(?:e?s|e?d|ing|ted|ting)?(?![\w/\\\-]|\.\w)", re.I)
 
 
-_GIT = _pattern(GIT_WORDS)
-_FRONTEND = _pattern(FRONTEND_WORDS)
+_GIT = (_pattern(GIT_STRONG), _pattern(GIT_WEAK))
+_FRONTEND = (_pattern(FRONTEND_STRONG), _pattern(FRONTEND_WEAK))
 
 
-def detect(prompt: str) -> str | None:
+def _calls_for(text: str, strong: re.Pattern[str], weak: re.Pattern[str]) -> bool:
+    if strong.search(text):
+        return True
+    return len({m.group(1).lower() for m in weak.finditer(text)}) >= 2
+
+
+def detect(prompt: str, disabled: frozenset | set | tuple = ()) -> str | None:
     """``git-master``, ``frontend-ui-ux`` or None. Git is more specific, so it wins."""
-    text = strip_code(prompt or "")
-    if _GIT.search(text):
+    text = prose(prompt or "")
+    if GIT not in disabled and (_PR.search(text) or _calls_for(text, *_GIT)):
         return GIT
-    if _FRONTEND.search(text):
+    if FRONTEND not in disabled and _calls_for(text, *_FRONTEND):
         return FRONTEND
     return None

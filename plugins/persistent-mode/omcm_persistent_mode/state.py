@@ -55,11 +55,21 @@ class SessionState:
     mode: str | None = field(default=None, validator=optional(in_(("ultrawork",))))
     cancelled: bool = field(default=False, validator=instance_of(bool))
     todo_attempts: int = field(default=0, validator=_int)
-    #: Completed todos when the last continuation was sent: more now means progress.
+    #: The highest completed-todo count seen at a continuation in this goal: only more than that is progress.
     todo_completed_at_block: int | None = field(default=None, validator=optional(instance_of(int)))
+    #: Todo/ultrawork continuations since the user's last prompt (the goal's budget).
+    todo_goal_blocks: int = field(default=0, validator=_int)
+    #: The todo continuation gave up in this goal and said so (the notice is shown once).
+    todo_gave_up: bool = field(default=False, validator=instance_of(bool))
+    #: Continuations of every kind in this session.
+    session_blocks: int = field(default=0, validator=_int)
     skills: tuple = field(default=(), converter=tuple)
     search_calls: int = field(default=0, validator=_int)
+    #: Which search/read tools those calls used (named in the reminder).
+    search_tools: tuple = field(default=(), converter=tuple)
     recovery: dict | None = field(default=None, validator=optional(instance_of(dict)))
+    #: The transcript's API-error line already told (its uuid), so it is told once.
+    recovery_seen: str | None = field(default=None, validator=optional(instance_of(str)))
     #: Stops blocked in a row in the current turn: Claude Code overrides a block past its own cap.
     stop_blocks: int = field(default=0, validator=_int)
 
@@ -76,7 +86,7 @@ def from_json(cls: type, data: Any) -> Any:
     if any(
         isinstance(v, bool)
         for k, v in data.items()
-        if k in ("iteration", "max_iterations", "todo_attempts", "stop_blocks")
+        if k in ("iteration", "max_iterations", "todo_attempts", "stop_blocks", "todo_goal_blocks", "session_blocks")
     ):
         raise ValueError("a counter is a boolean")
     try:

@@ -36,6 +36,8 @@ class Limits:
     max_verification_attempts: int = 3
     verify: bool = True
     todo_continuation: bool = True
+    max_todo_continuations: int = 20
+    max_session_continuations: int = 200
 
 
 @frozen
@@ -99,6 +101,13 @@ def ralph_step(ralph: RalphState, message: str | None, limits: Limits, todos, st
             feedback = text[rejected.end() :].strip()[:MAX_FEEDBACK] or "(no details given)"
             return _continue(ralph, todos, stories, prompts.REJECTED.format(feedback=feedback) + "\n\n")
         if APPROVED.search(text):
+            unfinished = prd.open_stories(stories)
+            if unfinished:
+                # The PRD is the contract: an approval while stories are open is not the end.
+                listed = ", ".join(f"{s.id} {s.title}".strip() for s in unfinished[:10])
+                plural = "y is" if len(unfinished) == 1 else "ies are"
+                refusal = prompts.APPROVAL_REFUSED.format(count=len(unfinished), plural=plural, stories=listed)
+                return _continue(ralph, todos, stories, refusal + "\n\n")
             return _end(ralph, "completed", "ralph_verified")
         return _verify(ralph, limits, stories)
     if PROMISE.search(text):
@@ -108,21 +117,52 @@ def ralph_step(ralph: RalphState, message: str | None, limits: Limits, todos, st
     return _continue(ralph, todos, stories)
 
 
+def _give_up(session: SessionState, todos: TodoList, why: str, outcome: str) -> Decision:
+    """The todo continuation ends for this goal: say so once (the seed prints a limit notice too)."""
+    if session.todo_gave_up:
+        return Decision(outcome=outcome)
+    notice = prompts.TODO_LIMIT.format(why=why, pending=todos.pending, total=todos.total)
+    return Decision(system_message=notice, session=evolve(session, todo_gave_up=True), outcome=outcome)
+
+
 def todo_step(session: SessionState, todos: TodoList | None, limits: Limits) -> Decision:
-    """Ultrawork or plain todo continuation, bounded by attempts without progress."""
+    """Ultrawork or plain todo continuation, bounded per goal and by attempts without progress.
+
+    Progress is a completed count higher than any seen in this goal, so a todo
+    flipping between done and pending does not buy more continuations; and the
+    goal (one user prompt) has a budget of continuations whatever the progress.
+    """
     ultrawork = session.mode == "ultrawork"
     if session.cancelled or todos is None or todos.pending == 0:
         return Decision(outcome="none")
     if not ultrawork and not limits.todo_continuation:
         return Decision(outcome="none")
-    moved = session.todo_completed_at_block is not None and todos.completed > session.todo_completed_at_block
+    best = session.todo_completed_at_block
+    moved = best is not None and todos.completed > best
     attempts = 0 if moved else session.todo_attempts
     if attempts >= limits.max_todo_attempts:
-        return Decision(outcome="todo_attempts_exhausted")
+        why = f"{attempts} continuations without a newly completed todo"
+        return _give_up(session, todos, why, "todo_attempts_exhausted")
+    if session.todo_goal_blocks >= limits.max_todo_continuations:
+        why = f"{session.todo_goal_blocks} continuations since your last message"
+        return _give_up(session, todos, why, "todo_goal_limit")
     mode = messages.ULTRAWORK if ultrawork else messages.TODO
-    text = messages.continuation(mode, attempts, _progress(todos, []))
-    step = evolve(session, todo_attempts=attempts + 1, todo_completed_at_block=todos.completed)
+    # Rotated by the session's count, which no progress or new prompt resets: no variant comes back first.
+    text = messages.continuation(mode, session.session_blocks, _progress(todos, []))
+    step = evolve(
+        session,
+        todo_attempts=attempts + 1,
+        todo_completed_at_block=max(todos.completed, best or 0),
+        todo_goal_blocks=session.todo_goal_blocks + 1,
+        todo_gave_up=False,
+    )
     return Decision(block=True, reason=text, session=step, outcome=f"{mode}_continue")
+
+
+def session_limit(limits: Limits) -> Decision:
+    """The session's budget of continuations is spent: let the stop through and say so."""
+    notice = prompts.SESSION_LIMIT.format(limit=limits.max_session_continuations)
+    return Decision(system_message=notice, outcome="session_limit")
 
 
 #: Claude Code overrides a Stop hook that blocks more often than this in a row (v2.1.143).
@@ -145,6 +185,35 @@ def pause_at_client_cap(cap: int) -> Decision:
     notice, and count an iteration the model never saw.
     """
     return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
+
+
+#: Statuses of a background task that no longer runs (anything else, or none given, counts as running).
+_FINISHED = ("completed", "complete", "done", "failed", "error", "killed", "cancelled", "canceled", "stopped")
+
+
+def running_background_tasks(tasks) -> int:
+    """How many of Stop's ``background_tasks`` still run; 0 for an absent or unreadable field.
+
+    The shape is taken loosely (a list of objects with a ``status`` or ``state``,
+    or of bare ids): a client that adds fields must not make us block.
+    """
+    if isinstance(tasks, dict):
+        tasks = list(tasks.values())
+    if not isinstance(tasks, list):
+        return 0
+    running = 0
+    for task in tasks[:1000]:
+        status = None
+        if isinstance(task, dict):
+            status = task.get("status", task.get("state"))
+        if not isinstance(status, str) or status.strip().lower() not in _FINISHED:
+            running += 1
+    return running
+
+
+def wait_for_background() -> Decision:
+    """No continuation while background work runs: its result starts the next turn by itself."""
+    return Decision(outcome="background_tasks_running")
 
 
 def decide(

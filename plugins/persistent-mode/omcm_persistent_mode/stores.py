@@ -83,3 +83,29 @@ def all_ralph(project: Path, log) -> list:
         except (ValueError, UnicodeDecodeError, OSError) as exc:
             log.warning("ralph_state_skipped", name=name, error=str(exc)[:200])
     return sorted(found, key=lambda r: r.updated_at, reverse=True)
+
+
+def load_prd_data(project: Path | None, log):
+    """The parsed prd.json (None when missing, refused or unreadable)."""
+    if project is None:
+        return None
+    try:
+        return fsaccess.read_json(project, prd.PARTS)
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        log.error("prd_unreadable", path=str(project.joinpath(*prd.PARTS)), error=str(exc)[:200])
+    return None
+
+
+def save_prd(project: Path | None, data, log) -> bool:
+    if project is None:
+        return False
+    try:
+        fsaccess.write_json(project, prd.PARTS, data, private=False)
+        return True
+    except UnsafePathError as exc:
+        log.warning("project_file_refused", why=str(exc))
+    except OSError as exc:
+        log.error("prd_unwritable", project=str(project), error=str(exc)[:200])
+    return False

@@ -6,7 +6,9 @@ Claude Code keeps two kinds of todo list, both visible only in the transcript:
   ``{"todos": [{"content", "status", "activeForm"}]}``; the latest call is the list.
 - The task tools (Claude Code 2.1): ``TaskCreate`` ``{"subject", "description",
   "activeForm"}`` whose result names the id (``toolUseResult.task.id``, or the
-  text ``Task #N created``), and ``TaskUpdate`` ``{"taskId", "status"}``.
+  text ``Task #N created``), and ``TaskUpdate`` ``{"taskId", "status"}``. A
+  TaskCreate is a pending task before its result is written (that line often
+  comes after the Stop); an update finds its task by id, subject or order.
 
 Whichever kind was used last is the list. Lines of subagents (``isSidechain``)
 are skipped: their todos are not the session's. Only lines that can matter are
@@ -24,7 +26,7 @@ from attrs import frozen
 
 DONE = ("completed", "done", "cancelled", "deleted")
 _CREATED = re.compile(r"Task #(\w+) created")
-_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #")
+_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #", b"is_error")
 
 
 @frozen
@@ -91,39 +93,90 @@ def _todowrite(payload: Any) -> tuple | None:
     return tuple(items)
 
 
+class _Task:
+    """One task of the task tools' list; ``task_id`` stays None until a result or an update names it."""
+
+    def __init__(self, subject: str, task_id: str | None = None, status: str = "pending") -> None:
+        self.subject, self.task_id, self.status = subject, task_id, status
+
+
 class _Tasks:
-    """The task tools' list, rebuilt from TaskCreate results and TaskUpdate calls."""
+    """The task tools' list, rebuilt from TaskCreate calls (and their results) and TaskUpdate calls.
+
+    The client writes a TaskCreate's result line late (often after the Stop), so
+    a TaskCreate counts as a pending task at once. A TaskUpdate finds its task by
+    id, else by subject, else by order (the client numbers tasks 1, 2, 3...).
+    """
 
     def __init__(self) -> None:
-        self.created: dict[str, str] = {}  # tool_use id -> subject, until its result names the id
-        self.tasks: dict[str, Todo] = {}
+        self.items: list[_Task] = []
+        self.by_call: dict[str, _Task] = {}  # TaskCreate tool_use id -> its task, until the result names the id
+        self.updates: dict[str, tuple] = {}  # TaskUpdate tool_use id -> (task, status before), until its result
+        self.seen: set = set()  # the client may write one tool call on two lines
+
+    def _find(self, task_id: str, subject: str | None) -> _Task | None:
+        for task in self.items:
+            if task.task_id == task_id:
+                return task
+        unnamed = [t for t in self.items if t.task_id is None]
+        if subject:
+            for task in unnamed:
+                if task.subject == subject:
+                    return task
+        if task_id.isdigit() and 0 < int(task_id) <= len(self.items):
+            task = self.items[int(task_id) - 1]
+            if task.task_id is None:
+                return task
+        return None
 
     def tool_use(self, block: dict) -> None:
+        call = str(block.get("id"))
+        if call in self.seen:
+            return
+        self.seen.add(call)
         payload = block.get("input") if isinstance(block.get("input"), dict) else {}
         if block.get("name") == "TaskCreate":
-            self.created[str(block.get("id"))] = str(payload.get("subject") or payload.get("description") or "task")
+            task = _Task(str(payload.get("subject") or payload.get("description") or "task"))
+            self.items.append(task)
+            self.by_call[str(block.get("id"))] = task
         elif block.get("name") == "TaskUpdate" and payload.get("taskId") is not None:
             task_id = str(payload["taskId"])
-            old = self.tasks.get(task_id, Todo(str(payload.get("subject") or f"task #{task_id}"), "pending"))
-            status = str(payload.get("status") or old.status)
-            if status == "deleted":
-                self.tasks.pop(task_id, None)
-            else:
-                self.tasks[task_id] = Todo(str(payload.get("subject") or old.content), status)
+            subject = payload.get("subject") if isinstance(payload.get("subject"), str) else None
+            task = self._find(task_id, subject)
+            if task is None:
+                task = _Task(subject or f"task #{task_id}")
+                self.items.append(task)
+            self.updates[call] = (task, task.status)
+            task.task_id = task_id
+            if subject:
+                task.subject = subject
+            if payload.get("status"):
+                task.status = str(payload["status"])
 
     def result(self, record: dict, block: dict) -> None:
-        subject = self.created.pop(str(block.get("tool_use_id")), None)
-        if subject is None:
+        call = str(block.get("tool_use_id"))
+        failed = block.get("is_error") is True  # e.g. "No such tool available": nothing was created or changed
+        update = self.updates.pop(call, None)
+        if update is not None and failed:
+            update[0].status = update[1]
+        task = self.by_call.pop(call, None)
+        if task is not None and failed:
+            self.items.remove(task)
+            return
+        if task is None or task.task_id is not None:
             return
         extra = record.get("toolUseResult")
-        task = extra.get("task") if isinstance(extra, dict) else None
-        task_id = task.get("id") if isinstance(task, dict) else None
+        found = extra.get("task") if isinstance(extra, dict) else None
+        task_id = found.get("id") if isinstance(found, dict) else None
         if task_id is None:
             text = block.get("content") if isinstance(block.get("content"), str) else json.dumps(block.get("content"))
-            found = _CREATED.search(text or "")
-            task_id = found.group(1) if found else None
+            match = _CREATED.search(text or "")
+            task_id = match.group(1) if match else None
         if task_id is not None:
-            self.tasks.setdefault(str(task_id), Todo(subject, "pending"))
+            task.task_id = str(task_id)
+
+    def todos(self) -> tuple:
+        return tuple(Todo(t.subject, t.status) for t in self.items if t.status != "deleted")
 
 
 def extract(lines: Iterable[bytes]) -> TodoList | None:
@@ -143,8 +196,8 @@ def extract(lines: Iterable[bytes]) -> TodoList | None:
                 tasks_at = index
             elif kind == "tool_result":
                 tasks.result(record, block)
-    if tasks_at > write_at and tasks.tasks:
-        return TodoList(tuple(tasks.tasks.values()))
+    if tasks_at > write_at and tasks.todos():
+        return TodoList(tasks.todos())
     if latest_write is not None:
         return TodoList(latest_write)
     return None
@@ -164,4 +217,30 @@ def last_assistant_text(lines: list) -> str | None:
         texts = [b.get("text") for b in _blocks(record) if b.get("type") == "text" and isinstance(b.get("text"), str)]
         if texts:
             return "\n".join(texts)
+    return None
+
+
+def api_error(lines: list) -> dict | None:
+    """The turn's API error when the newest main-thread assistant line is one, else None.
+
+    Claude Code records a failed request as a synthetic assistant message with
+    ``isApiErrorMessage: true``; in ``-p`` it may exit before a StopFailure hook
+    has run, so this line is the only trace. Returns ``{"key", "error", "at"}``.
+    """
+    for line in reversed(lines):
+        if b'"assistant"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(record, dict) or record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        if record.get("isApiErrorMessage") is not True:
+            return None
+        texts = [b.get("text") for b in _blocks(record) if isinstance(b.get("text"), str)]
+        error = record.get("error") if isinstance(record.get("error"), str) else " ".join(texts)
+        key = record.get("uuid") if isinstance(record.get("uuid"), str) else str(record.get("timestamp"))
+        at = record.get("timestamp") if isinstance(record.get("timestamp"), str) else "?"
+        return {"key": key[:100], "error": (error or "unknown")[:100], "at": at[:40]}
     return None

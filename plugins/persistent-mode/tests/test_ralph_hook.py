@@ -227,3 +227,61 @@ def test_loop_pauses_at_the_clients_block_cap_without_counting_the_overridden_bl
     assert (s.ralph_state()["status"], s.ralph_state()["iteration"]) == ("active", 2)
     # The next turn (stop_hook_active false again) continues the loop where it was.
     assert "Iteration 3/50" in s.stop("working")["reason"]
+
+
+def test_a_new_turn_after_earlier_blocks_starts_the_client_cap_count_afresh(session):
+    # Issue 30 item 8: the client counts blocks in a row from a Stop with stop_hook_active false.
+    s = session()
+    s.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "3"
+    s.prompt("/ralph-loop x")
+    assert s.stop("working")["decision"] == "block"
+    assert s.stop("working", active=True)["decision"] == "block"
+    # A new turn (a background agent's answer, say): stop_hook_active is false, the client's count is 0.
+    outs = [s.stop("working", active=i > 0) for i in range(4)]
+    assert ["decision" in o for o in outs] == [True, True, True, False]
+    assert "allows 3 Stop continuations in a row" in outs[3]["systemMessage"]
+    assert s.ralph_state()["iteration"] == 5
+
+
+def test_a_prd_is_created_from_the_task_when_asked_and_kept_current_from_claudes_reports(session):
+    s = session()
+    context = s.prompt("/ralph-loop --prd ship the todo API\n- CRUD endpoints\n- auth\n- docs")["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    assert ".omc/prd.json now holds 3 user stories" in context and "--prd" not in context
+    data = json.loads((s.project / ".omc" / "prd.json").read_text())
+    assert [(u["id"], u["title"], u["passes"]) for u in data["userStories"]] == [
+        ("US-001", "CRUD endpoints", False),
+        ("US-002", "auth", False),
+        ("US-003", "docs", False),
+    ]
+    out = s.stop("Endpoints work. <story-done>US-001</story-done>\nUS-003: done")
+    assert "[2/3 completed, 1 remaining]" in out["reason"] and "Next task: US-002 auth" in out["reason"]
+    data = json.loads((s.project / ".omc" / "prd.json").read_text())
+    assert [u["passes"] for u in data["userStories"]] == [True, False, True]
+
+
+def test_an_existing_prd_is_never_overwritten(session):
+    s = session()
+    (s.project / ".omc").mkdir()
+    (s.project / ".omc" / "prd.json").write_text('{"userStories": [{"id": "A-1", "title": "mine"}]}')
+    context = s.prompt("ralph-loop: write a PRD and build it")["hookSpecificOutput"]["additionalContext"]
+    assert "already exists" in context
+    assert json.loads((s.project / ".omc" / "prd.json").read_text())["userStories"][0]["title"] == "mine"
+
+
+def test_approval_is_refused_while_prd_stories_are_open(session):
+    s = session()
+    s.prompt("/ralph-loop --prd build it")
+    assert "verification 1/3" in s.stop("<promise>TASK_COMPLETE</promise>")["reason"]
+    refused = s.stop("Looks fine. <oracle-approved>", active=True)
+    assert refused["decision"] == "block"
+    assert refused["reason"].startswith("[persistent-mode: ralph loop] The verification approved, but 1 PRD story is")
+    assert "US-001 build it" in refused["reason"] and s.ralph_state()["status"] == "active"
+    # Done and reported: the next claim and approval end the loop.
+    assert (
+        "verification 2/3"
+        in s.stop("<story-done>US-001</story-done> <promise>TASK_COMPLETE</promise>", active=True)["reason"]
+    )
+    assert s.stop("All criteria hold. <oracle-approved>", active=True) is None
+    assert s.ralph_state()["status"] == "completed"

@@ -23,8 +23,14 @@ def test_todo_continuation_gives_up_after_five_attempts_without_progress(session
     s = session()
     s.write_transcript(todo_write(THREE))
     outs = [s.stop(active=i > 0) for i in range(7)]
-    assert [o is not None for o in outs] == [True] * 5 + [False] * 2
+    assert [o is not None and "decision" in o for o in outs] == [True] * 5 + [False] * 2
     assert len({o["reason"].splitlines()[0] for o in outs[:5]}) == 5  # five different variants
+    # Giving up is said once, as the seed's limit notice is.
+    assert outs[5] == {
+        "systemMessage": "persistent-mode: todo continuation stopped after 5 continuations without a newly "
+        "completed todo; 2 of 3 todos are still open. Send a message to go on."
+    }
+    assert outs[6] is None
     assert "todo_attempts_exhausted" in [line.get("outcome") for line in s.log_lines()]
 
 
@@ -32,11 +38,11 @@ def test_progress_resets_the_attempts_and_so_does_the_user(session, todo_write):
     s = session(max_todo_attempts="2")
     s.write_transcript(todo_write(THREE))
     assert s.stop() and s.stop(active=True)
-    assert s.stop(active=True) is None  # two blocks without progress: done
+    assert "decision" not in s.stop(active=True)  # two blocks without progress: done (with a notice)
     s.write_transcript(todo_write([THREE[0], ("Write the tests", "completed"), THREE[2]]))
     out = s.stop(active=True)  # one more todo completed: progress, so it may continue
     assert "[2/3 completed, 1 remaining]" in out["reason"]
-    assert s.stop(active=True) and s.stop(active=True) is None
+    assert s.stop(active=True) and "decision" not in s.stop(active=True)
     s.prompt("please go on")
     assert s.stop()["decision"] == "block"
 
@@ -239,3 +245,251 @@ def test_a_background_agents_answer_switches_nothing_on(session, todo_write):
     assert s.prompt(notification) is None
     state = json.loads((s.home / "sessions" / s.session_id / "persistent-mode.json").read_text())
     assert (state["mode"], state["todo_attempts"], state["skills"]) == (None, 1, [])
+
+
+def test_no_continuation_while_background_tasks_run(session, todo_write):
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    running = [{"id": "a1b2", "type": "local_agent", "status": "running", "description": "explore"}]
+    assert s.stop(background_tasks=running) is None
+    assert "background_tasks_running" in [line.get("outcome") for line in s.log_lines()]
+    # Finished tasks, an empty list or an odd shape do not hold the continuation back.
+    for finished in ([{"id": "a1b2", "status": "completed"}], [], None, "odd"):
+        out = s.stop(background_tasks=finished)
+        assert out and out["decision"] == "block", finished
+
+
+def test_a_ralph_loop_waits_for_a_background_agent_without_counting_an_iteration(session):
+    s = session()
+    s.prompt("ralph-loop: port the parser")
+    assert s.stop("Agent started; waiting.", background_tasks=[{"id": "x", "status": "running"}]) is None
+    assert s.ralph_state()["iteration"] == 0
+    out = s.stop("The agent is back.", background_tasks=[{"id": "x", "status": "completed"}])
+    assert out["decision"] == "block" and s.ralph_state()["iteration"] == 1
+
+
+def _task_call(name, payload, call_id):
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": call_id, "name": name, "input": payload}],
+        },
+    }
+
+
+def test_task_creates_count_before_their_result_lines_are_written(session):
+    # The client writes TaskCreate's result late: at the first Stop only the calls are in the transcript.
+    s = session()
+    s.write_transcript(
+        _task_call("TaskCreate", {"subject": "Shadows", "description": "d"}, "c1"),
+        _task_call("TaskCreate", {"subject": "Owls", "description": "d"}, "c2"),
+        _task_call("TaskCreate", {"subject": "Lamps", "description": "d"}, "c3"),
+    )
+    out = s.stop()
+    assert out["decision"] == "block" and "[0/3 completed, 3 remaining]" in out["reason"]
+    assert "Next task: Shadows" in out["reason"]
+    # Updates by order (the client numbers tasks 1, 2, 3) and by subject find the same tasks.
+    s.write_transcript(
+        _task_call("TaskUpdate", {"taskId": "1", "status": "completed"}, "u1"),
+        _task_call("TaskUpdate", {"taskId": "9", "subject": "Lamps", "status": "in_progress"}, "u2"),
+    )
+    out = s.stop()
+    assert "[1/3 completed, 2 remaining]" in out["reason"] and "Next task: Lamps" in out["reason"]
+    # A late result line naming the id adds nothing new; an update by that id finds the task.
+    s.write_transcript(
+        {
+            "type": "user",
+            "isSidechain": False,
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "c2", "content": "Task #2 created successfully: Owls"}
+                ],
+            },
+        },
+        _task_call("TaskUpdate", {"taskId": "2", "status": "completed"}, "u3"),
+        _task_call("TaskUpdate", {"taskId": "9", "status": "completed"}, "u4"),
+    )
+    assert s.stop() is None
+
+
+def _api_error_line(uuid="e-1"):
+    """The synthetic assistant line Claude Code writes for a failed request."""
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "uuid": uuid,
+        "timestamp": "2026-11-25T20:00:00.000Z",
+        "isApiErrorMessage": True,
+        "message": {
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+        },
+    }
+
+
+def test_an_api_error_only_in_the_transcript_is_told_at_the_next_prompt(session, assistant_text):
+    # In -p the client may kill StopFailure before it runs: only the transcript knows.
+    s = session()
+    s.prompt("/ralph-loop migrate the db")
+    s.write_transcript(assistant_text("Working on it."), _api_error_line())
+    context = s.prompt("ok, go on")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (API Error: 529 Overloaded)" in context and "task: migrate the db" in context
+    assert s.prompt("and then?") is None  # told once
+    s.write_transcript(assistant_text("Back at it."))
+    assert s.prompt("more") is None
+
+
+def test_an_api_error_only_in_the_transcript_is_told_on_resume(session, assistant_text):
+    s = session()
+    s.write_transcript(assistant_text("Working on it."), _api_error_line("e-2"))
+    s.hook("SessionEnd", reason="other")
+    resumed = s.hook("SessionStart", source="resume")["hookSpecificOutput"]["additionalContext"]
+    assert "API error (API Error: 529 Overloaded)" in resumed
+    assert s.prompt("go on") is None  # the same line is not told twice
+
+
+def _flip(done):
+    return [("Write the parser", "completed"), ("Write the tests", "completed" if done else "pending"), THREE[2]]
+
+
+def test_a_todo_flipping_between_done_and_pending_is_not_progress(session, todo_write):
+    s = session(max_todo_attempts="3")
+    blocks = 0
+    for i in range(12):
+        s.write_transcript(todo_write(_flip(i % 2)))
+        out = s.stop(active=i > 0)
+        if out is None or "decision" not in out:
+            break
+        blocks += 1
+    # 1 -> 2 completed is progress once; flipping back and forth after that is not.
+    assert blocks == 4, blocks
+
+
+def test_continuations_are_bounded_per_goal_even_with_progress(session, todo_write):
+    s = session(max_todo_continuations="3")
+    tasks = [f"step {n}" for n in range(10)]
+    outs = []
+    for done in range(6):
+        s.write_transcript(todo_write([(t, "completed" if n < done else "pending") for n, t in enumerate(tasks)]))
+        outs.append(s.stop(active=done > 0))
+    assert [o is not None and "decision" in o for o in outs] == [True] * 3 + [False] * 3
+    assert "stopped after 3 continuations since your last message; 7 of 10 todos" in outs[3]["systemMessage"]
+    # A new goal (the user writes) has a new budget.
+    s.prompt("keep going")
+    assert s.stop()["decision"] == "block"
+
+
+def test_continuations_are_bounded_per_session(session, todo_write):
+    s = session(max_session_continuations="4", max_todo_continuations="3")
+    s.write_transcript(todo_write(THREE))
+    outs = [s.stop(active=i > 0) for i in range(3)]
+    s.prompt("go on")
+    outs += [s.stop(active=i > 0) for i in range(2)]
+    assert [o is not None and "decision" in o for o in outs] == [True] * 4 + [False]
+    assert "reached its limit of 4 continuations" in outs[4]["systemMessage"]
+
+
+def test_rotation_does_not_restart_at_the_first_variant_after_progress(session, todo_write):
+    s = session()
+    firsts = []
+    for done in range(3):
+        todos = [(f"step {n}", "completed" if n < done else "pending") for n in range(5)]
+        s.write_transcript(todo_write(todos))
+        firsts.append(s.stop(active=done > 0)["reason"].splitlines()[0])
+    assert len(set(firsts)) == 3, firsts
+
+
+def test_resume_remembers_a_cancel_and_the_skills_given(session, todo_write):
+    s = session()
+    first = s.prompt("ultrawork: commit the parser to git")["hookSpecificOutput"]["additionalContext"]
+    assert "[skill: git-master]" in first
+    s.prompt("/cancel-ralph")
+    s.hook("SessionEnd", reason="prompt_input_exit")
+    s.hook("SessionStart", source="resume")
+    s.write_transcript(todo_write(THREE))
+    assert s.stop() is None  # the cancel holds across --resume
+    again = s.prompt("and commit the tests to git too")
+    assert again is None or "[skill: git-master]" not in again["hookSpecificOutput"]["additionalContext"]
+
+
+def test_old_session_state_is_removed_at_a_later_session_end(session):
+    s = session()
+    s.prompt("ultrawork: everything")
+    state = s.home / "sessions" / "sess-1" / "persistent-mode.json"
+    assert state.exists()
+    s.hook("SessionEnd", reason="other")
+    assert state.exists()  # kept for --resume
+    old = __import__("time").time() - 8 * 86400
+    os.utime(state, (old, old))
+    other = session()
+    other.session_id = "sess-2"
+    other.hook("SessionEnd", reason="other")
+    assert not state.exists()
+
+
+def test_keywords_and_skills_can_be_switched_off_one_by_one(session):
+    s = session(disabled_keywords='["uw", "search"]', disabled_skills='["git-master"]')
+    assert s.prompt("uw: find where the parser commits to git") is None
+    out = s.prompt("ultrawork: analyze the React button layout")["hookSpecificOutput"]["additionalContext"]
+    assert "[persistent-mode: ultrawork]" in out and "[persistent-mode: analyze]" in out
+    assert "[skill: frontend-ui-ux]" in out
+
+
+def test_ordinary_prose_triggers_nothing(session):
+    # The report of a new user: a log and "find out why" are not git work or a search request.
+    s = session()
+    out = s.prompt("The server log shows a 502 after deploys; find out why and fix it.")
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[persistent-mode: analyze]")  # "find out why" asks for an analysis, nothing else
+    assert "[skill: git-master]" not in context and "[persistent-mode: search]" not in context
+    assert s.prompt("Merge the two config dicts; values from the env win.") is None
+
+
+def test_the_agent_reminder_names_only_the_tools_really_called(session):
+    # Current clients may offer no Grep/Glob tool: a reminder naming them points at tools Claude does not have.
+    s = session(agent_reminder_every="3")
+
+    def tool(name):
+        return s.hook("PostToolUse", tool_name=name, tool_input={}, tool_response={}, tool_use_id="t")
+
+    outs = [tool(name) for name in ("Read", "WebFetch", "Read")]
+    context = outs[2]["hookSpecificOutput"]["additionalContext"]
+    assert "3 direct search/read calls (Read, WebFetch)" in context
+    assert "Grep" not in context and "Glob" not in context
+
+
+def test_skill_and_mode_prompts_carry_the_seeds_rules(session):
+    s = session()
+    git = s.prompt("commit this refactor to git")["hookSpecificOutput"]["additionalContext"]
+    for rule in ("3+ files changed → at least 2 commits", "5+ files → at least 3", "10+ files → at least 5"):
+        assert rule in git
+    assert "semantic" in git and "Korean or English" in git and "--force-with-lease" in git
+    ui = s.prompt("style the React settings page")["hookSpecificOutput"]["additionalContext"]
+    assert "Micro-interactions" in ui and "cohesive palette" in ui and "generic look" in ui
+    ulw = s.prompt("ultrawork: port the parser")["hookSpecificOutput"]["additionalContext"]
+    assert "Background work:" in ulw and "run_in_background" in ulw
+    search = s.prompt("find every caller of parse()")["hookSpecificOutput"]["additionalContext"]
+    assert "Grep" not in search and "Glob" not in search
+
+
+def test_task_calls_written_twice_or_refused_by_the_client_do_not_count(session):
+    s = session()
+    create = _task_call("TaskCreate", {"subject": "Shadows"}, "c1")
+    refused = {
+        "type": "user",
+        "isSidechain": False,
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c2", "is_error": True, "content": "No such tool available"}
+            ],
+        },
+    }
+    # The client writes one assistant message on two lines; a refused TaskCreate created nothing.
+    s.write_transcript(create, create, _task_call("TaskCreate", {"subject": "Owls"}, "c2"), refused)
+    out = s.stop()
+    assert "[0/1 completed, 1 remaining]" in out["reason"]
