@@ -47,4 +47,5 @@ def test_doctor_says_to_install_the_plugin_when_a_team_store_is_set_without_it(t
 
     (section,) = [s for s in json.loads(proc.stdout)["sections"] if s["name"] == "Team store"]
     ((check),) = section["checks"]
-    assert check["id"] == "team.missing" and "omcm-team-store" in check["fix"] and "Traceback" not in proc.stderr
+    assert check["id"] == "team.missing" and "plugins install" in check["fix"] and "team-store" in check["fix"]
+    assert "Traceback" not in proc.stderr
