@@ -25,3 +25,17 @@ def bash_guard_site(tmp_path_factory):
     wheel = next((work / "wheels").glob("omcm_bash_guard-*.whl"))
     subprocess.run(pip + ["install", "--no-deps", "--target", str(work / "site"), str(wheel)], check=True)
     return work / "site"
+
+
+@pytest.fixture(params=["python"])
+def hook_client(request, monkeypatch) -> list[str]:
+    """The hook client under test, as the argv that precedes the event name.
+
+    The client tests take this fixture so each runs against every client omcm
+    can register; ``reliability_harness.run_hook`` starts the one chosen here.
+    """
+    argv = [sys.executable, "-m", "omcm_core", "hook"]
+    harness = sys.modules.get("reliability_harness")
+    if harness is not None:
+        monkeypatch.setattr(harness, "CLIENT_ARGV", argv)
+    return argv
