@@ -9,18 +9,19 @@ a failed check means: answer in process, and say why in the log and in doctor.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-import socket
+import signal
 import tempfile
-import threading
+import time
 from pathlib import Path
 
 import pytest
-from reliability_harness import log_entries, run_hook
+from reliability_harness import FakeServer, log_entries, run_hook
 
-from omcm_core._runtime import client, wire
+from omcm_core._runtime import client, daemon, wire
 from omcm_core.testing import pre_tool_payload
 
 ATTACK = wire.ACCEPTED + wire.encode_done(
@@ -36,47 +37,6 @@ ATTACK = wire.ACCEPTED + wire.encode_done(
     ).encode(),
     b"",
 )
-
-
-class FakeServer:
-    """A listening socket at ``path`` that records what it is sent and answers ``reply``."""
-
-    def __init__(self, path: str, reply: bytes) -> None:
-        self.received: list[bytes] = []
-        self.connections = 0
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.reply, self.done = reply, threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.done.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            with conn:
-                conn.settimeout(2)
-                data = b""
-                try:
-                    while chunk := conn.recv(65536):
-                        data += chunk
-                except OSError:
-                    pass
-                self.received.append(data)
-                try:
-                    conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.done.set()
-        self.thread.join()
-        self.sock.close()
 
 
 @pytest.fixture
@@ -168,3 +128,53 @@ def test_request_carries_only_the_calls_environment(short_home, monkeypatch):
         "CLAUDE_PROJECT_DIR": "/x",
     }
     assert request.env["OMCM_HOME"] == str(short_home)
+
+
+VICTIM, ATTACKER = 65533, 65534
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="running as two other uids needs root")
+def test_another_user_cannot_keep_a_long_home_off_the_fast_path(hook_client):
+    # An OMCM_HOME too long for an AF_UNIX address: the socket once moved to /tmp/omcm-<uid>,
+    # which any local user could create first (mode 0700, their own) to keep us on the slow path.
+    # The victim is a uid of its own, so the test never touches the folder of the uid running it.
+    base = Path(tempfile.mkdtemp(prefix="omcm-v", dir="/tmp"))
+    home = base / ("h" * 60) / ("o" * 60)
+    home.mkdir(parents=True)
+    for folder in (base, home.parent, home):
+        os.chown(folder, VICTIM, VICTIM)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(base),
+        "OMCM_HOME": str(home),
+        "OMCM_DAEMON": "1",
+        "OMCM_DAEMON_IDLE_S": "60",
+        "OMCM_LOG_LEVEL": "debug",
+        "OMCM_LOAD_PLUGINS": "no-such-plugin",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    squat = Path(f"/tmp/omcm-{VICTIM}")
+    shutil.rmtree(squat, ignore_errors=True)
+    squat.mkdir(mode=0o700)
+    os.chown(squat, ATTACKER, ATTACKER)
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd="/")).encode()
+    as_victim = lambda: (os.setgid(VICTIM), os.setuid(VICTIM))  # noqa: E731
+    try:
+        first = run_hook(raw, env, cwd=Path("/"), preexec_fn=as_victim)  # in process; starts the dispatcher
+        deadline = time.monotonic() + 30
+        while daemon.status(env) is None:
+            assert time.monotonic() < deadline, "no dispatcher started for a long OMCM_HOME"
+            time.sleep(0.05)
+        second = run_hook(raw, env, cwd=Path("/"), preexec_fn=as_victim)
+    finally:
+        for entry in log_entries(home):
+            if entry["event"] == "daemon_started":
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(entry["pid"], signal.SIGTERM)
+        shutil.rmtree(squat, ignore_errors=True)
+    events = [e["event"] for e in log_entries(home)]
+    shutil.rmtree(base, ignore_errors=True)
+    path = daemon.socket_path(env)
+    assert len(path) >= 100 and path.startswith(str(home) + "/run/")
+    assert first.returncode == second.returncode == 0 and second.stdout == first.stdout
+    assert "daemon_call" in events and "daemon_not_used" not in events

@@ -15,11 +15,11 @@ _COMMON = ("timestamp", "level", "event", "component")
 
 
 def daemon(probe: Probe) -> Iterator[Check]:
-    from omcm_core._runtime import client
     from omcm_core._runtime import daemon as warm
+    from omcm_core._runtime import wire
 
-    path = client.socket_path(probe.env)
-    problem = client.socket_problem(os.fsencode(path))
+    path = wire.socket_path(probe.env)
+    problem = wire.socket_problem(os.fsencode(path))
     running = warm.status(dict(probe.env)) is not None
     data = {"socket": path, "running": running, "problem": problem}
     if probe.env.get("OMCM_DAEMON") == "0":
@@ -31,10 +31,37 @@ def daemon(probe: Probe) -> Iterator[Check]:
             fix=_socket_fix(path, problem),
             data=data,
         )
+    elif refused := _recently_refused(probe):
+        yield warning(
+            "daemon.refused",
+            f"some hook calls answered in process (slow) in the last 24 hours: {refused}",
+            data={**data, "refused": refused},
+        )
     elif running:
         yield ok("daemon.running", f"running, listening at {path}", data=data)
     else:
         yield ok("daemon.idle", "not running now; the next hook call starts it", data=data)
+
+
+def _recently_refused(probe: Probe) -> str | None:
+    """Why the client last refused the fast path (an unsafe folder, a foreign peer...), if it did lately.
+
+    Routine refusals (busy, stopping, late) are logged at debug level and do not count.
+    """
+    from omcm_core import log
+    from omcm_core.transcripts import read_jsonl
+
+    log_file = log.log_path() or probe.home / "logs" / "omcm.jsonl"
+    try:
+        entries = list(read_jsonl(log_file, max_bytes=256 * 1024))
+    except OSError:
+        return None
+    for entry in reversed(entries):
+        if entry.get("event") in ("daemon_not_used", "daemon_not_started") and entry.get("level") == "warning":
+            if _within(entry.get("timestamp"), RECENT_S):
+                return str(entry.get("reason"))
+            return None
+    return None
 
 
 def _socket_fix(path: str, problem: str) -> str | None:
