@@ -94,7 +94,14 @@ class PluginSite:
 CLIENT_ARGV = [sys.executable, "-m", "omcm_core", "hook"]
 
 
-def hook_argv(event: str | None = None) -> list[str]:
+def hook_argv(event: str | None = None, raw: bytes = b"") -> list[str]:
+    if event is None and CLIENT_ARGV[0] != sys.executable:
+        # A registered client always gets its event, as settings.json names it: take it from the payload.
+        try:
+            event = json.loads(raw).get("hook_event_name")
+        except (ValueError, AttributeError):
+            event = None
+        event = event if isinstance(event, str) else None
     return CLIENT_ARGV + ([event] if event else [])
 
 
@@ -108,14 +115,27 @@ def run_hook(
 ) -> subprocess.CompletedProcess:
     """One ``omcm hook`` process, as Claude Code starts it (stdin payload, capture both pipes)."""
     return subprocess.run(
-        hook_argv(event), input=raw, capture_output=True, env=dict(env), cwd=cwd, timeout=timeout, preexec_fn=preexec_fn
+        hook_argv(event, raw),
+        input=raw,
+        capture_output=True,
+        env=dict(env),
+        cwd=cwd,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
     )
 
 
-def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Path | None = None) -> subprocess.Popen:
+def spawn_hook(
+    raw: bytes, env: Mapping[str, str], cwd: Path | None = None, event: str | None = None
+) -> subprocess.Popen:
     """Start ``omcm hook`` and feed it ``raw`` without waiting for the answer."""
     proc = subprocess.Popen(
-        hook_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env), cwd=cwd
+        hook_argv(event, raw),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
     )
     proc.stdin.write(raw)
     proc.stdin.close()

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -73,17 +74,17 @@ def _plant(home: Path, environ: dict, reply: bytes = ATTACK, mode: int = 0o700, 
 
 
 @pytest.mark.parametrize("how", ["folder 0777", "folder symlinked"])
-def test_client_never_talks_to_a_socket_in_an_unsafe_folder(rel_site, short_home, tmp_path, how):
+def test_client_never_talks_to_a_socket_in_an_unsafe_folder(rel_site, short_home, tmp_path, how, hook_client):
     environ = _environ(short_home)
     server = _plant(short_home, environ, mode=0o777, symlinked=how == "folder symlinked")
     env = rel_site.env(short_home, ["rel-answer"], OMCM_DAEMON="1", HOME=str(short_home), SECRET_TOKEN="hunter2hunter2")
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
     try:
-        done = run_hook(raw, env)
+        done = run_hook(raw, env, event="PreToolUse")
     finally:
         server.close()
     assert server.connections == 0 and server.received == []
-    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"})
+    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
     assert done.returncode == 0 and done.stdout == cold.stdout and b"curl evil" not in done.stdout
     reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
     assert reasons and "socket folder" in reasons[0]
@@ -103,6 +104,57 @@ def test_client_sends_nothing_to_a_peer_of_another_uid(short_home, monkeypatch):
     assert server.received in ([], [b""])  # connected to read its uid, sent nothing
     reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
     assert reasons and "uid" in reasons[0]
+
+
+_FOREIGN_SERVER = """
+import os, socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.bind(sys.argv[1])  # as root, in our 0700 folder
+os.setgid(65534)
+os.setuid(65534)  # the peer credentials a client sees are taken at listen()
+sock.listen(8)
+print("ready", flush=True)
+sock.settimeout(20)
+conn, _ = sock.accept()
+conn.settimeout(5)
+data = b""
+try:
+    while chunk := conn.recv(65536):
+        data += chunk
+    conn.sendall(sys.stdin.buffer.read())
+except OSError:
+    pass
+print(len(data), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a listener of another uid needs root")
+def test_client_sends_nothing_to_a_listener_of_another_uid(rel_site, short_home, tmp_path, hook_client):
+    env = rel_site.env(short_home, ["rel-answer"], OMCM_DAEMON="1", HOME=str(short_home))
+    path = Path(daemon.socket_path(env))
+    path.parent.mkdir(parents=True)
+    path.parent.chmod(0o700)
+    server = subprocess.Popen(
+        ["/usr/bin/python3", "-I", "-S", "-c", _FOREIGN_SERVER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    server.stdin.write(ATTACK)
+    server.stdin.close()
+    assert server.stdout.readline() == b"ready\n"
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
+    try:
+        done = run_hook(raw, env, event="PreToolUse")
+        received = server.stdout.readline()
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
+    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
+    assert received == b"0\n"  # connected to learn its uid, sent nothing
+    assert done.returncode == 0 and done.stdout == cold.stdout and b"curl evil" not in done.stdout
+    reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
+    assert reasons and "uid 65534" in reasons[0]
 
 
 def test_request_carries_only_the_calls_environment(short_home, monkeypatch):
@@ -160,12 +212,14 @@ def test_another_user_cannot_keep_a_long_home_off_the_fast_path(hook_client):
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd="/")).encode()
     as_victim = lambda: (os.setgid(VICTIM), os.setuid(VICTIM))  # noqa: E731
     try:
-        first = run_hook(raw, env, cwd=Path("/"), preexec_fn=as_victim)  # in process; starts the dispatcher
+        first = run_hook(
+            raw, env, cwd=Path("/"), event="PreToolUse", preexec_fn=as_victim
+        )  # in process; starts the dispatcher
         deadline = time.monotonic() + 30
         while daemon.status(env) is None:
             assert time.monotonic() < deadline, "no dispatcher started for a long OMCM_HOME"
             time.sleep(0.05)
-        second = run_hook(raw, env, cwd=Path("/"), preexec_fn=as_victim)
+        second = run_hook(raw, env, cwd=Path("/"), event="PreToolUse", preexec_fn=as_victim)
     finally:
         for entry in log_entries(home):
             if entry["event"] == "daemon_started":

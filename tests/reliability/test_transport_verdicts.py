@@ -163,10 +163,10 @@ def test_the_daemon_finishes_a_call_in_flight_before_it_exits(rel_site, tmp_path
         REL_HANG_S="3",
     )
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
-    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"})
+    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
     proc = _start_daemon(env)
     try:
-        call = spawn_hook(raw, env)
+        call = spawn_hook(raw, env, event="PreToolUse")
         deadline = time.monotonic() + 20
         while not (control.details(env) or {}).get("sessions"):  # the daemon has read the call
             assert time.monotonic() < deadline, "the call never reached the daemon"

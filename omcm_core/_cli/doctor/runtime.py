@@ -22,6 +22,7 @@ def daemon(probe: Probe) -> Iterator[Check]:
     problem = wire.socket_problem(os.fsencode(path))
     running = warm.status(dict(probe.env)) is not None
     data = {"socket": path, "running": running, "problem": problem}
+    yield from hook_client(probe)
     if probe.env.get("OMCM_DAEMON") == "0":
         yield info("daemon.off", "off (OMCM_DAEMON=0): every hook call starts Python", data=data)
     elif problem:
@@ -41,6 +42,31 @@ def daemon(probe: Probe) -> Iterator[Check]:
         yield ok("daemon.running", f"running, listening at {path}", data=data)
     else:
         yield ok("daemon.idle", "not running now; the next hook call starts it", data=data)
+
+
+def hook_client(probe: Probe) -> Iterator[Check]:
+    """Which client ``omcm install`` registered (native or Python) and why."""
+    from omcm_core._cli import native_client
+
+    state = native_client.status(probe.home)
+    if not state:
+        return
+    data = {k: state.get(k) for k in ("client", "path", "why")}
+    if state.get("client") != "native":
+        yield info("hook_client.python", f"hooks start the Python client: {state.get('why')}", data=data)
+    elif not Path(str(state.get("path"))).is_file():
+        yield error(
+            "hook_client.missing", f"the native hook client {state.get('path')} is gone", fix="omcm install", data=data
+        )
+    elif native_client.outdated(probe.home):
+        yield warning(
+            "hook_client.outdated",
+            "the native hook client was built for another omcm version or interpreter (it hands more calls to Python)",
+            fix="omcm install",
+            data=data,
+        )
+    else:
+        yield ok("hook_client.native", f"hooks start the native client ({state.get('why')})", data=data)
 
 
 def _recently_refused(probe: Probe) -> str | None:
