@@ -99,7 +99,7 @@ def hook_argv(event: str | None = None, raw: bytes = b"") -> list[str]:
         # A registered client always gets its event, as settings.json names it: take it from the payload.
         try:
             event = json.loads(raw).get("hook_event_name")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # hostile payloads: no event, as for any client
             event = None
         event = event if isinstance(event, str) else None
     return CLIENT_ARGV + ([event] if event else [])
