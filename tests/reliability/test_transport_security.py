@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from reliability_harness import FakeServer, log_entries, run_hook
 
+from omcm_core._cli.doctor import runtime
+from omcm_core._cli.doctor.records import Probe
 from omcm_core._runtime import client, daemon, wire
 from omcm_core.testing import pre_tool_payload
 
@@ -155,6 +157,9 @@ def test_client_sends_nothing_to_a_listener_of_another_uid(rel_site, short_home,
     assert done.returncode == 0 and done.stdout == cold.stdout and b"curl evil" not in done.stdout
     reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
     assert reasons and "uid 65534" in reasons[0]
+    # Gone now, but doctor still says the fast path was refused, and why.
+    (check,) = [c for c in runtime.daemon(Probe(short_home, None, env)) if c.id.startswith("daemon.")]
+    assert check.id == "daemon.refused" and check.level == "warning" and "uid 65534" in check.message
 
 
 def test_request_carries_only_the_calls_environment(short_home, monkeypatch):
