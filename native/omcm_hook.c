@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,8 @@ static void __attribute__((noreturn)) handoff(const char *kind) {
     }
     if (kind)
         setenv("OMCM_CLIENT_HANDOFF", kind, 1);
+    else
+        unsetenv("OMCM_CLIENT_HANDOFF");
     size_t n = 0;
     while (args[n])
         n++;
@@ -210,8 +213,8 @@ static void env_block(buf *out) {
         if (!eq)
             continue;
         size_t len = (size_t)(eq - *e);
-        if (!wanted(*e, len, pass))
-            continue;
+        if (!wanted(*e, len, pass) || (len == 19 && memcmp(*e, "OMCM_CLIENT_HANDOFF", 19) == 0))
+            continue; /* the Python client drops that one before it takes the subset */
         int seen = 0; /* a name twice in the environment: the first counts */
         for (char **d = environ; d < e && !seen; d++)
             seen = strncmp(*d, *e, len + 1) == 0;
@@ -306,6 +309,7 @@ int main(int argc, char **argv) {
     }
     args = argv + 1;
     const char *event = argv[2];
+    signal(SIGPIPE, SIG_IGN); /* as in Python: a closed stdout is an error to ignore, not a death */
     const char *daemon = env_get("OMCM_DAEMON");
     const char *home = env_get("HOME");
     const char *omcm_home = env_get("OMCM_HOME");
@@ -363,8 +367,9 @@ int main(int argc, char **argv) {
     if (path.len < MAX_ADDRESS) {
         memcpy(addr.sun_path, path.data, path.len);
     } else {
-        *strrchr(path.data, '/') = 0;
-        int dir = open(path.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        buf folder = {0};
+        put(&folder, path.data, (size_t)(strrchr(path.data, '/') - path.data));
+        int dir = open(folder.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dir < 0)
             handoff(errno == ENOENT ? "start" : NULL);
         snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/%s", dir, name);

@@ -237,3 +237,41 @@ def test_another_user_cannot_keep_a_long_home_off_the_fast_path(hook_client):
     assert len(path) >= 100 and path.startswith(str(home) + "/run/")
     assert first.returncode == second.returncode == 0 and second.stdout == first.stdout
     assert "daemon_call" in events and "daemon_not_used" not in events
+
+
+def test_both_clients_send_the_same_request(rel_site, short_home, tmp_path, native_client_binary):
+    from omcm_core._cli.install import fast_hook_argv
+
+    env = rel_site.env(
+        short_home,
+        ["rel-answer"],
+        OMCM_DAEMON="1",
+        HOME=str(short_home),
+        OMCM_PASS_ENV=" REL_* , EXTRA_ONE,",
+        EXTRA_ONE="1",
+        EXTRA_TWO="2",
+        GITHUB_TOKEN="ghp_" + "a" * 36,
+        TZ="Asia/Seoul",
+        LC_ALL="C.UTF-8",
+    )
+    path = daemon.socket_path(env)
+    Path(path).parent.mkdir(mode=0o700, parents=True)
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
+    requests = {}
+    for name, argv in (
+        ("python", fast_hook_argv("PreToolUse")),
+        ("native", [str(native_client_binary), "hook", "PreToolUse"]),
+    ):
+        Path(path).unlink(missing_ok=True)
+        server = FakeServer(path, wire.encode_refusal("busy"))
+        try:
+            done = subprocess.run(argv, input=raw, env=env, cwd=tmp_path, capture_output=True, timeout=60)
+        finally:
+            server.close()
+        assert done.returncode == 0
+        (request,) = server.received
+        head, _, body = request.partition(b"\n")
+        fields = head.split(b" ")
+        requests[name] = (fields[:2] + fields[3:], body)  # all but accept_by (a clock reading)
+    assert requests["native"] == requests["python"]
+    assert b"ghp_" not in requests["native"][1] and b"EXTRA_ONE=1" in requests["native"][1]
