@@ -74,12 +74,10 @@ def _recently_refused(probe: Probe) -> str | None:
 
     Routine refusals (busy, stopping, late) are logged at debug level and do not count.
     """
-    from omcm_core import log
     from omcm_core.transcripts import read_jsonl
 
-    log_file = log.log_path() or probe.home / "logs" / "omcm.jsonl"
-    try:
-        entries = list(read_jsonl(log_file, max_bytes=256 * 1024))
+    try:  # the probed home's log: hook calls write there, whatever this process logged to before
+        entries = list(read_jsonl(probe.home / "logs" / "omcm.jsonl", max_bytes=256 * 1024))
     except OSError:
         return None
     for entry in reversed(entries):
