@@ -106,3 +106,15 @@ def test_install_after_an_upgrade_rebuilds_the_native_client(home, tmp_path):
     assert b"outdated" not in binary.read_bytes()
     assert [c.id for c in _doctor(home)] == ["hook_client.native"]
     assert len(_commands(settings)) == len(EVENTS)
+
+
+def test_reinstall_over_the_native_client_keeps_it_even_when_told_not_to_build(home, tmp_path, monkeypatch):
+    if native_client.compiler(os.environ) is None:
+        pytest.skip("no C compiler on this machine")
+    settings = tmp_path / "settings.json"
+    install.install(home, settings, EVENTS)
+    monkeypatch.setenv("OMCM_NATIVE_CLIENT", "0")
+    monkeypatch.setenv("CC", "no-such-compiler")
+    install.install(home, settings, EVENTS)
+    commands = _commands(settings)
+    assert len(commands) == len(EVENTS) and all(str(native_client.binary_path(home)) in c for c in commands)

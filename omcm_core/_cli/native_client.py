@@ -106,36 +106,42 @@ def binary_path(home: Path) -> Path:
     return home / "bin" / f"omcm-hook-{key}"
 
 
-def _python_registered(settings: Path) -> bool:
+def _registered(settings: Path) -> list[str]:
     from omcm_core._cli.install import installed_commands
 
-    ours = str(_HERE / "fast_hook.py")
-    return any(ours in command for _event, command in installed_commands(settings))
+    return [command for _event, command in installed_commands(settings)]
 
 
 def prepare(home: Path, settings: Path, env: Mapping[str, str] | None = None) -> list[str] | None:
-    """The argv (before ``hook EVENT``) to register: the native client's, built now if needed; None for Python."""
+    """The argv (before ``hook EVENT``) to register: the native client's, built now if needed; None for Python.
+
+    Whichever client ``settings`` already runs stays (registering the other too would
+    run every hook twice); ``omcm uninstall`` then ``omcm install`` switches.
+    """
     env = os.environ if env is None else env
     dest = binary_path(home)
+    commands = _registered(settings)
+    native_there = any(str(dest) in command for command in commands)
     why: str
-    if env.get("OMCM_NATIVE_CLIENT") == "0":
-        chosen, why = None, "OMCM_NATIVE_CLIENT=0"
-    elif _python_registered(settings):  # registering both would run every hook twice
+    chosen: Path | None
+    if any(str(_HERE / "fast_hook.py") in command for command in commands):
         chosen, why = None, "the Python client is registered there already (`omcm uninstall`, then install, to switch)"
+    elif env.get("OMCM_NATIVE_CLIENT") == "0" and not native_there:
+        chosen, why = None, "OMCM_NATIVE_CLIENT=0"
+    elif dest.is_file() and status(home).get("fingerprint") == _fingerprint():
+        chosen, why = dest, status(home).get("why", "built earlier")
     else:
-        state = status(home)
-        if dest.is_file() and state.get("fingerprint") == _fingerprint():
-            chosen, why = dest, state.get("why", "built earlier")
-        else:
-            ensure_private_dir(dest.parent)
-            chosen, why = build(dest, env)
+        ensure_private_dir(dest.parent)
+        chosen, why = build(dest, env)
+        if chosen is None and native_there and dest.is_file():
+            chosen, why = dest, f"kept the one built earlier: {why}"  # outdated still answers (or hands off)
     atomic_write_json(
         ensure_private_dir(home / "bin") / STATE,
         {
             "client": "native" if chosen else "python",
             "path": str(chosen) if chosen else None,
             "why": why,
-            "fingerprint": _fingerprint() if chosen else None,
+            "fingerprint": _fingerprint() if chosen and not why.startswith("kept") else None,
         },
     )
     return [str(chosen)] if chosen else None
