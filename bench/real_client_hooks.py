@@ -5,9 +5,11 @@
 
 The same scripted session (a prompt, four tool calls: Bash, Read, Bash, Read,
 then a final answer) runs N times with omcm's hooks installed the way a user
-installs them, and N times with every one of those hook registrations
-pointing at a bare `python -S -c pass` (the same interpreter omcm's hook
-command uses), interleaved so machine load hits both alike. Claude Code times
+installs them (the native client, built by `omcm install`), N times installed
+with the Python client (`OMCM_NATIVE_CLIENT=0`), and N times with every one of
+those hook registrations pointing at a bare `python -S -c pass` (the same
+interpreter omcm's Python hook command uses), interleaved so machine load hits
+all alike. Claude Code times
 every command hook in its debug log (spawn to exit, what the user waits for);
 those durations are parsed (tests/e2e/hook_timing.py) and printed per event:
 median, p95, and the ratio of the medians.
@@ -83,32 +85,40 @@ def summary(timings: list) -> dict:
 def measure(runs: int, work: Path) -> dict:
     claude = install_client()
     load_before = os.getloadavg()[0]
-    omcm = Harness(work / "omcm", claude)
-    bare = Harness(work / "bare", claude, install_hooks=False)
+    harnesses = {
+        "native": Harness(work / "native", claude),  # `omcm install` with a C compiler here: the native client
+        "python": Harness(work / "python", claude, extra_env={"OMCM_NATIVE_CLIENT": "0"}),
+        "bare": Harness(work / "bare", claude, install_hooks=False),
+    }
     try:
-        bare_command = bare_settings(omcm, bare)
-        cold, omcm_times, bare_times = None, [], []
+        bare_command = bare_settings(harnesses["python"], harnesses["bare"])
+        names = list(harnesses)
+        cold: dict = {}
+        times: dict = {name: [] for name in names}
         for n in range(runs):
-            # Alternate which goes first, so neither always follows the other's leftovers.
-            order = [(omcm, omcm_times), (bare, bare_times)] if n % 2 == 0 else [(bare, bare_times), (omcm, omcm_times)]
-            for harness, sink in order:
-                timings = one_run(harness)
-                if harness is omcm and cold is None:
-                    cold, timings = timings[0], timings[1:]  # the call that started the daemon
-                sink.extend(timings)
+            # Rotate which goes first, so none always follows another's leftovers.
+            for name in names[n % 3 :] + names[: n % 3]:
+                timings = one_run(harnesses[name])
+                if name != "bare" and name not in cold:
+                    cold[name], timings = timings[0], timings[1:]  # the call that started the daemon
+                times[name].extend(timings)
         return {
             "client": CLIENT_VERSION,
             "runs": runs,
             "bare_command": bare_command,
+            "commands": {
+                name: json.loads(h.settings_path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+                for name, h in harnesses.items()
+                if name != "bare"
+            },
             "cores": os.cpu_count(),
             "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
-            "cold_first_call": {"name": cold.name, "ms": cold.ms} if cold else None,
-            "omcm": summary(omcm_times),
-            "bare": summary(bare_times),
+            "cold_first_call": {name: {"name": t.name, "ms": t.ms} for name, t in cold.items()},
+            **{name: summary(values) for name, values in times.items()},
         }
     finally:
-        omcm.close()
-        bare.close()
+        for harness in harnesses.values():
+            harness.close()
 
 
 def report(result: dict) -> str:
@@ -116,20 +126,20 @@ def report(result: dict) -> str:
     lines = [
         f"Claude Code {result['client']}, {result['runs']} sessions each; bare hook: {result['bare_command']}",
         f"{result['cores']} cores, 1-minute load average {load[0]} before, {load[1]} after",
-        f"{'event':<18}{'n':>4}  {'omcm median':>12}{'p95':>8}  {'bare median':>12}{'p95':>8}  {'ratio':>6}",
+        f"{'event':<18}{'n':>4}  {'bare median':>12}{'p95':>7}  {'python median':>14}{'p95':>7}{'x':>6}"
+        f"  {'native median':>14}{'p95':>7}{'x':>6}",
     ]
     for event in EVENTS:
-        mine, base = result["omcm"].get(event), result["bare"].get(event)
-        if not mine or not base:
+        base, py, nat = (result[k].get(event) for k in ("bare", "python", "native"))
+        if not base or not py or not nat:
             continue
-        ratio = mine["median"] / base["median"] if base["median"] else float("nan")
         lines.append(
-            f"{event:<18}{mine['n']:>4}  {mine['median']:>10.0f}ms{mine['p95']:>6.0f}ms  "
-            f"{base['median']:>10.0f}ms{base['p95']:>6.0f}ms  {ratio:>5.2f}x"
+            f"{event:<18}{nat['n']:>4}  {base['median']:>10.0f}ms{base['p95']:>5.0f}ms  "
+            f"{py['median']:>12.0f}ms{py['p95']:>5.0f}ms{py['median'] / base['median']:>5.2f}x  "
+            f"{nat['median']:>12.0f}ms{nat['p95']:>5.0f}ms{nat['median'] / base['median']:>5.2f}x"
         )
-    cold = result["cold_first_call"]
-    if cold:
-        lines.append(f"cold: the first omcm call ({cold['name']}, daemon not yet running) took {cold['ms']:.0f} ms")
+    for name, cold in result["cold_first_call"].items():
+        lines.append(f"cold ({name}): the first call ({cold['name']}, daemon not yet running) took {cold['ms']:.0f} ms")
     return "\n".join(lines)
 
 

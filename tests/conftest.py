@@ -25,3 +25,37 @@ def bash_guard_site(tmp_path_factory):
     wheel = next((work / "wheels").glob("omcm_bash_guard-*.whl"))
     subprocess.run(pip + ["install", "--no-deps", "--target", str(work / "site"), str(wheel)], check=True)
     return work / "site"
+
+
+@pytest.fixture(scope="session")
+def native_client_binary():
+    """The native hook client, built once for this installation (readable by any uid, for the uid tests)."""
+    import tempfile
+
+    from omcm_core._cli import native_client
+
+    folder = Path(tempfile.mkdtemp(prefix="omcm-native-", dir="/tmp"))
+    folder.chmod(0o755)
+    binary, why = native_client.build(folder / "omcm-hook")
+    if binary is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(f"the native client cannot be built here: {why}")
+    yield binary
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["python", "native"])
+def hook_client(request, monkeypatch) -> list[str]:
+    """The hook client under test, as the argv that precedes the event name.
+
+    The client tests take this fixture so each runs against every client omcm
+    can register; ``reliability_harness.run_hook`` starts the one chosen here.
+    """
+    if request.param == "native":
+        argv = [str(request.getfixturevalue("native_client_binary")), "hook"]
+    else:
+        argv = [sys.executable, "-m", "omcm_core", "hook"]
+    harness = sys.modules.get("reliability_harness")
+    if harness is not None:
+        monkeypatch.setattr(harness, "CLIENT_ARGV", argv)
+    return argv

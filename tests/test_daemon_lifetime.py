@@ -23,12 +23,12 @@ pytestmark = pytest.mark.slow
 
 FAST_HOOK = Path(omcm_core.__file__).resolve().parent / "fast_hook.py"
 SESSION = "11111111-2222-4333-8444-555555555555"
-# One payload a line on stdin; each runs `sh -c 'python -S fast_hook.py EVENT'`; its stdout comes back a line.
+# One payload a line on stdin; each runs `sh -c '<registered command> EVENT'`; its stdout comes back a line.
 CLAUDE = r"""
 import json, shlex, subprocess, sys
 for line in sys.stdin:
     event, payload = line.split(" ", 1)
-    command = shlex.join([sys.executable, "-S", sys.argv[1], event])
+    command = shlex.join(json.loads(sys.argv[1]) + [event])
     done = subprocess.run(["sh", "-c", command], input=payload.encode(), capture_output=True)
     print(json.dumps({"code": done.returncode, "out": done.stdout.decode()}), flush=True)
 """
@@ -37,9 +37,9 @@ for line in sys.stdin:
 class Claude:
     """A long-lived process whose children are the hook calls of one session."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: dict, client: list[str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", CLAUDE, str(FAST_HOOK)],
+            [sys.executable, "-c", CLAUDE, json.dumps(client)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, **env},
@@ -93,8 +93,10 @@ def _log(env) -> list[dict]:
 
 
 @pytest.fixture
-def claude(env):
-    claude = Claude(env)
+def claude(env, hook_client):
+    # The registered command of either client: python -S fast_hook.py, or the native one.
+    client = hook_client if hook_client[0] != sys.executable else [sys.executable, "-S", str(FAST_HOOK)]
+    claude = Claude(env, client)
     claude.hook("SessionStart", source="startup")  # no daemon yet: answered in process, starts one
     assert _wait(env, running=True), "the first call did not start a daemon"
     deny = claude.hook("PreToolUse", **pre_tool_payload("Bash", {"command": "rm -rf /"}, session_id=SESSION))

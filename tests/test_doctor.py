@@ -269,6 +269,7 @@ def test_an_older_installation_still_registered_is_caught_and_the_fix_works(env,
     """Moving omcm (a venv in ~/.omcm to pipx, say) and installing again leaves both registered."""
     import omcm_core
 
+    env = {**env, "OMCM_NATIVE_CLIENT": "0"}  # the Python client's command names its installation
     assert omcm(env, "install").returncode == 0
     ours = str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py")
     old = tmp_path / "old-venv" / "site-packages" / "omcm_core" / "fast_hook.py"

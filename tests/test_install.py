@@ -88,7 +88,13 @@ def test_refuses_to_touch_invalid_settings(tmp_path):
 
 def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_guard_site):
     settings = tmp_path / "settings.json"
-    env = {**os.environ, "OMCM_HOME": str(tmp_path / "home"), "PYTHONPATH": str(bash_guard_site)}
+    # The Python client's command (the native one has tests/test_native_client.py).
+    env = {
+        **os.environ,
+        "OMCM_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(bash_guard_site),
+        "OMCM_NATIVE_CLIENT": "0",
+    }
 
     def omcm(*args, **extra):
         return subprocess.run(

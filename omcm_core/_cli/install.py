@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from omcm_core._cli import native_client
 from omcm_core.events import EVENTS, events_for_hooks  # noqa: F401  (cli imports events_for_hooks from here)
 from omcm_core.files import atomic_write_bytes, atomic_write_json
 from omcm_core.paths import ensure_private_dir
@@ -161,6 +162,7 @@ def install(home: Path, settings: Path, events: list[str], base: list[str] | Non
     added = list(previous["added"]) if previous else []
     if not base:
         compile_client()
+        base = native_client.prepare(home, settings)  # the native client's argv, or None: the Python one
     for event in events:
         command = hook_command(event, base)
         groups = hooks.setdefault(event, [])
@@ -202,6 +204,7 @@ def uninstall(home: Path, settings: Path) -> dict[str, Any]:
     if not manifest_file.exists():
         return {"settings": str(settings), "removed": [], "note": "omcm was not installed here"}
     manifest = json.loads(manifest_file.read_text())
+    native_client.forget(home, manifest_file)
     if not settings.exists():
         manifest_file.unlink()
         return {"settings": str(settings), "removed": [], "note": "settings file is gone"}

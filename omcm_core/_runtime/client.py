@@ -24,6 +24,11 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
 A call the dispatcher accepted is never run twice: if its answer never comes,
 the client logs ``daemon_answer_lost`` and answers nothing (fail open).
 Set ``OMCM_DAEMON=0`` to always answer in process.
+
+The native client (``native/omcm_hook.c``) does step 1 itself and execs this
+client for the rest, saying in ``OMCM_CLIENT_HANDOFF`` what became of the call:
+``start`` (no dispatcher listens), ``refused <why>`` (it did not run), ``lost
+<why>`` (accepted, answer lost); absent, this client does everything itself.
 """
 
 import sys
@@ -49,109 +54,13 @@ ANSWER_S = {b"SessionEnd": 1.2, b"PreToolUse": 8.0, b"UserPromptSubmit": 8.0}
 _later: list = []
 
 
-def _fnv1a(data: bytes) -> int:
-    # A name, not a secret (the socket's folder and mode are the protection), and
-    # hashlib or zlib would cost more to import than this loop takes.
-    value = 0xCBF29CE484222325
-    for byte in data:
-        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return value
-
-
-def _user_home(environ) -> bytes:
-    home = environ.get(b"HOME")
-    if home:
-        return home
-    import os  # no HOME: rare, let the standard library ask the password database
-
-    return os.path.expanduser(b"~")
-
-
-def with_absolute_home(environ: dict) -> dict:
-    """``environ`` (bytes) with OMCM_HOME made absolute.
-
-    The daemon runs from ``/``; a relative or ``~`` OMCM_HOME must name the same
-    folder there as in the hook's own working directory.
-    """
-    home = environ.get(b"OMCM_HOME")
-    if home and not home.startswith(b"/"):
-        import os
-
-        environ[b"OMCM_HOME"] = os.path.abspath(os.path.expanduser(home))
-    return environ
-
-
-def installation() -> bytes:
-    """What names this installation: the interpreter's folder and version, and omcm_core's folder.
-
-    Not the interpreter's spelling: ``venv/bin/python`` and ``venv/bin/python3``
-    are one installation and must find one dispatcher (``sys.prefix`` would do,
-    but ``-S`` leaves it at the base interpreter's). Resolved through symlinks when
-    imported from the package; fast_hook.py's own path is resolved at install.
-    """
-    here, bindir = __file__.rpartition("/")[0], sys.executable.rpartition("/")[0]
-    if __package__:
-        import os
-
-        here, bindir = os.path.realpath(here), os.path.realpath(bindir)
-    return b"%s\0%d\0%s" % (
-        bindir.encode("utf-8", "surrogateescape"),
-        sys.hexversion >> 16,
-        here.encode("utf-8", "surrogateescape"),
-    )
-
-
-def socket_path_bytes(environ, install: bytes) -> bytes:
-    """The daemon's socket for this installation, search path and home (``environ`` in bytes)."""
-    user_home = _user_home(environ)
-    omcm_home = environ.get(b"OMCM_HOME") or user_home + b"/.omcm"
-    key = b"\0".join([install, environ.get(b"PYTHONPATH", b""), environ.get(b"OMCM_HOME", b""), user_home])
-    name = b"dispatcher-%016x.sock" % _fnv1a(key)
-    path = omcm_home + b"/run/" + name
-    if len(path) < 100:  # AF_UNIX paths are limited to about 100 bytes
-        return path
-    runtime = environ.get(b"XDG_RUNTIME_DIR")  # per user, 0700, made by the login manager
-    if runtime and runtime.startswith(b"/") and len(runtime) + len(name) < 90:
-        return runtime + b"/omcm/" + name
-    return b"/tmp/omcm-%d/" % _os.getuid() + name
-
-
-def socket_path(env=None) -> str:
-    """:func:`socket_path_bytes` for a ``str`` environment (the daemon and the CLI)."""
-    import os
-
-    env = os.environ if env is None else env
-    environ = with_absolute_home({os.fsencode(k): os.fsencode(v) for k, v in env.items()})
-    return os.fsdecode(socket_path_bytes(environ, installation()))
-
-
-def socket_problem(path: bytes, uid: int = -1):
-    """Why the socket at ``path`` must not be used, or None.
-
-    Its folder must be a real folder (not a symlink) owned by us with mode 0700,
-    so no other user can have put or replaced anything in it.
-    """
-    uid = _os.getuid() if uid < 0 else uid
-    folder = path.rpartition(b"/")[0]
-    try:
-        st = _os.lstat(folder)
-    except OSError:
-        return None  # no folder, so no daemon either: the caller will start one
-    if st.st_mode & 0o170000 != 0o040000:
-        return "the socket folder %s is not a folder (a symlink?)" % folder.decode("utf-8", "replace")
-    if st.st_uid != uid or st.st_mode & 0o777 != 0o700:
-        return "the socket folder %s is owned by uid %d with mode %o, not by us with 700" % (
-            folder.decode("utf-8", "replace"),
-            st.st_uid,
-            st.st_mode & 0o777,
-        )
-    try:
-        st = _os.lstat(path)
-    except OSError:
-        return None
-    if st.st_mode & 0o170000 != 0o140000:
-        return "%s is not a socket" % path.decode("utf-8", "replace")
-    return None
+# Where the dispatcher listens and whether it is safe there: in wire.py, which the
+# starter, the daemon and the CLI import too (not this module: no import cycle).
+installation = wire.installation
+socket_path = wire.socket_path
+socket_path_bytes = wire.socket_path_bytes
+socket_problem = wire.socket_problem
+with_absolute_home = wire.with_absolute_home
 
 
 def call_daemon(path: bytes, request: bytes, accept_s: float, answer_s: float):
@@ -167,7 +76,7 @@ def call_daemon(path: bytes, request: bytes, accept_s: float, answer_s: float):
     data = bytearray()
     try:
         sock.settimeout(accept_s)
-        sock.connect(path)
+        wire.connect(sock, path)
         peer = wire.peer_uid(sock)
         if peer not in (-1, _expected_uid()):
             raise wire.NotRun("the process at %s runs as uid %d, not as us" % (path.decode("utf-8", "replace"), peer))
@@ -246,7 +155,32 @@ def ask(environ: dict, event: bytes, env: dict, raw: bytes):
         return None, "cannot reach the dispatcher: %s" % exc, False
 
 
-def answer(args, raw: bytes, environ=None):
+#: Set by the native client when it execs this one (see the module's docstring).
+HANDOFF = b"OMCM_CLIENT_HANDOFF"
+
+
+def _handed_off(handoff: bytes):
+    """What :func:`ask` would have returned, from the native client's note of what it saw."""
+    kind, _, why = handoff.partition(b" ")
+    text = why.decode("utf-8", "replace")
+    if kind == b"lost":
+        raise wire.Lost(text)
+    if kind == b"refused":
+        return None, text, False
+    return None, None, True  # "start": no dispatcher listens
+
+
+def take_handoff():
+    """Remove the native client's note from this process's environment (plugins never see it)."""
+    handoff = _os.environ.pop(HANDOFF, None)
+    if handoff is not None:
+        _os.unsetenv(HANDOFF)
+        if "os" in sys.modules:
+            sys.modules["os"].environ.pop(HANDOFF.decode(), None)
+    return handoff
+
+
+def answer(args, raw: bytes, environ=None, handoff=None):
     """(exit code, stdout, stderr) for one payload: daemon first, then in process."""
     argv_event = args[0] if args else ""
     env = None
@@ -255,7 +189,10 @@ def answer(args, raw: bytes, environ=None):
         env = wire.call_env(environ)
         if environ.get(b"OMCM_DAEMON", b"1") != b"0":
             try:
-                result = ask(environ, argv_event.encode("utf-8", "surrogateescape"), env, raw)
+                if handoff is not None:
+                    result = _handed_off(handoff)
+                else:
+                    result = ask(environ, argv_event.encode("utf-8", "surrogateescape"), env, raw)
             except wire.Lost as exc:
                 # It may have run: running it again could repeat a side effect. Say so, answer nothing.
                 result = (0, b"", b"")
@@ -299,11 +236,12 @@ def main(args) -> int:
     sys.stdout = sys.stderr
     code = 0
     try:
+        handoff = take_handoff() if _POSIX else None
         try:
             raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
         except (OSError, ValueError):
             raw = b""
-        code, out, err = answer(args, raw)
+        code, out, err = answer(args, raw, handoff=handoff)
         if err:
             _os.write(2, err)
         if out:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from omcm_core._runtime import wire
-from omcm_core._runtime.client import socket_path
+from omcm_core._runtime.wire import socket_path
 from omcm_core.files import file_lock
 
 #: Asks the daemon what keeps it alive; it answers ``accepted`` then ``done 0`` with a JSON object.
@@ -20,7 +20,7 @@ def status(env: dict | None = None) -> str | None:
     path = socket_path(dict(os.environ if env is None else env))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(path)
+        wire.connect(sock, os.fsencode(path))
         return path
     except OSError:
         return None

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from omcm_core._runtime import callstate, control, dispatch, listener, sessions, stats, turns, wire
-from omcm_core._runtime.client import socket_path
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
+from omcm_core._runtime.wire import socket_path
 from omcm_core.log import get_logger
 from omcm_core.paths import ensure_private_dir, omcm_home
 

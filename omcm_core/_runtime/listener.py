@@ -8,7 +8,8 @@ import socket
 import struct
 from pathlib import Path
 
-from omcm_core._runtime.client import socket_problem
+from omcm_core._runtime import wire
+from omcm_core._runtime.wire import socket_problem
 from omcm_core.files import file_lock
 from omcm_core.log import get_logger
 
@@ -58,7 +59,7 @@ def bind(path: str) -> socket.socket | None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)
     try:
-        server.bind(path)
+        wire.bind(server, os.fsencode(path))
     finally:
         os.umask(old_umask)
     server.listen(64)

@@ -5,7 +5,7 @@ answer is written (:func:`after_fallback` returns it). Starting is guarded twice
 caller takes the dispatcher's own lock (``<socket>.lock``) without waiting and
 hands it to the new process, so of twenty simultaneous cold calls exactly one
 starts a dispatcher and the others do not wait for it; and the socket's folder
-must be ours (see :func:`omcm_core._runtime.client.socket_problem`).
+must be ours (see :func:`omcm_core._runtime.wire.socket_problem`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def after_fallback(
     if lost:
         _log.error("daemon_answer_lost", detail=lost)
         return None
-    from omcm_core._runtime.client import socket_path
+    from omcm_core._runtime.wire import socket_path
 
     path = socket_path(environ)
     if why and why.endswith("is not a socket"):
@@ -74,7 +74,7 @@ def spawn(environ: Mapping[str, str], path: str) -> bool:
     """Start ``omcm daemon run`` unless one holds the lock; True if this call started it."""
     import fcntl
 
-    from omcm_core._runtime.client import socket_problem
+    from omcm_core._runtime.wire import socket_problem
     from omcm_core.paths import ensure_private_dir
 
     ensure_private_dir(Path(path).parent)

@@ -22,10 +22,22 @@ The dispatcher answers with exactly one of:
 
 Anything short of ``accepted`` (no reply, reset, broken pipe, refusal, a
 deadline passed) means the call did not run.
+
+Where the dispatcher listens is decided here too (:func:`socket_path_bytes`):
+always ``OMCM_HOME/run/``, a folder only its owner can create or enter. An
+AF_UNIX address holds about 100 bytes; a longer path is bound and reached
+through ``/proc/self/fd/<the folder>/<name>`` (:func:`connect`, :func:`bind`),
+never through a shared folder such as ``/tmp``, where another local user could
+create our folder first and keep every call on the slow path.
 """
 
 import sys
 import time
+
+try:
+    import posix as _os  # built in; `os` itself costs more than the client's whole warm path
+except ImportError:  # Windows: no AF_UNIX, the client answers in process
+    import os as _os  # type: ignore[no-redef]
 
 PROTOCOL = b"OMCM2"
 CALL = b"call"
@@ -144,7 +156,10 @@ def decode_done(data: bytes | bytearray) -> tuple:
     fields = head[len(_DONE) :].split(b" ") if head.startswith(_DONE) else []
     if not sep or len(fields) != 3:
         raise Lost("the dispatcher accepted the call but did not answer")
-    code, out_len, err_len = (int(f) for f in fields)
+    try:
+        code, out_len, err_len = (int(f) for f in fields)
+    except ValueError:
+        raise Lost("the dispatcher's answer is unreadable") from None
     if len(body) < out_len + err_len:
         raise Lost("the dispatcher's answer broke off")
     return code, body[:out_len], body[out_len : out_len + err_len]
@@ -159,3 +174,140 @@ def peer_uid(sock) -> int:
         return -1
     creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
     return int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def _fnv1a(data: bytes) -> int:
+    # A name, not a secret (the socket's folder and mode are the protection), and
+    # hashlib or zlib would cost more to import than this loop takes.
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def _user_home(environ) -> bytes:
+    home = environ.get(b"HOME")
+    if home:
+        return home
+    import os  # no HOME: rare, let the standard library ask the password database
+
+    return os.path.expanduser(b"~")
+
+
+def with_absolute_home(environ: dict) -> dict:
+    """``environ`` (bytes) with OMCM_HOME made absolute.
+
+    The daemon runs from ``/``; a relative or ``~`` OMCM_HOME must name the same
+    folder there as in the hook's own working directory.
+    """
+    home = environ.get(b"OMCM_HOME")
+    if home and not home.startswith(b"/"):
+        import os
+
+        environ[b"OMCM_HOME"] = os.path.abspath(os.path.expanduser(home))
+    return environ
+
+
+def installation() -> bytes:
+    """What names this installation: the interpreter's folder and version, and omcm_core's folder.
+
+    Not the interpreter's spelling: ``venv/bin/python`` and ``venv/bin/python3``
+    are one installation and must find one dispatcher (``sys.prefix`` would do,
+    but ``-S`` leaves it at the base interpreter's). Resolved through symlinks when
+    imported from the package; fast_hook.py's own path is resolved at install.
+    """
+    here, bindir = __file__.rpartition("/")[0], sys.executable.rpartition("/")[0]
+    if __package__:
+        import os
+
+        here, bindir = os.path.realpath(here), os.path.realpath(bindir)
+    return b"%s\0%d\0%s" % (
+        bindir.encode("utf-8", "surrogateescape"),
+        sys.hexversion >> 16,
+        here.encode("utf-8", "surrogateescape"),
+    )
+
+
+def socket_path_bytes(environ, install: bytes) -> bytes:
+    """The daemon's socket for this installation, search path and home (``environ`` in bytes)."""
+    user_home = _user_home(environ)
+    omcm_home = environ.get(b"OMCM_HOME") or user_home + b"/.omcm"
+    key = b"\0".join([install, environ.get(b"PYTHONPATH", b""), environ.get(b"OMCM_HOME", b""), user_home])
+    name = b"dispatcher-%016x.sock" % _fnv1a(key)
+    # Always inside OMCM_HOME, however long (see connect): never a shared folder.
+    return omcm_home + b"/run/" + name
+
+
+def socket_path(env=None) -> str:
+    """:func:`socket_path_bytes` for a ``str`` environment (the daemon and the CLI)."""
+    import os
+
+    env = os.environ if env is None else env
+    environ = with_absolute_home({os.fsencode(k): os.fsencode(v) for k, v in env.items()})
+    return os.fsdecode(socket_path_bytes(environ, installation()))
+
+
+def socket_problem(path: bytes, uid: int = -1):
+    """Why the socket at ``path`` must not be used, or None.
+
+    Its folder must be a real folder (not a symlink) owned by us with mode 0700,
+    so no other user can have put or replaced anything in it.
+    """
+    uid = _os.getuid() if uid < 0 else uid
+    folder = path.rpartition(b"/")[0]
+    try:
+        st = _os.lstat(folder)
+    except OSError:
+        return None  # no folder, so no daemon either: the caller will start one
+    if st.st_mode & 0o170000 != 0o040000:
+        return "the socket folder %s is not a folder (a symlink?)" % folder.decode("utf-8", "replace")
+    if st.st_uid != uid or st.st_mode & 0o777 != 0o700:
+        return "the socket folder %s is owned by uid %d with mode %o, not by us with 700" % (
+            folder.decode("utf-8", "replace"),
+            st.st_uid,
+            st.st_mode & 0o777,
+        )
+    try:
+        st = _os.lstat(path)
+    except OSError:
+        return None
+    if st.st_mode & 0o170000 != 0o140000:
+        return "%s is not a socket" % path.decode("utf-8", "replace")
+    return None
+
+
+#: The longest path an AF_UNIX address takes here (sun_path is 108 bytes with its NUL).
+MAX_ADDRESS = 100
+
+
+def address(path: bytes, folder_fd: int) -> bytes:
+    """What to bind or connect for ``path``: itself if short, else through ``folder_fd`` (its folder)."""
+    if len(path) < MAX_ADDRESS:
+        return path
+    return b"/proc/self/fd/%d/%s" % (folder_fd, path.rpartition(b"/")[2])
+
+
+def _open_folder(path: bytes) -> int:
+    if len(path) < MAX_ADDRESS:
+        return -1
+    return _os.open(path.rpartition(b"/")[0], _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW | _os.O_CLOEXEC)
+
+
+def connect(sock, path: bytes) -> None:
+    """``sock.connect(path)``, for a path of any length (a long one through its folder's descriptor)."""
+    fd = _open_folder(path)
+    try:
+        sock.connect(address(path, fd))
+    finally:
+        if fd >= 0:
+            _os.close(fd)
+
+
+def bind(sock, path: bytes) -> None:
+    """``sock.bind(path)``, for a path of any length (see :func:`connect`)."""
+    fd = _open_folder(path)
+    try:
+        sock.bind(address(path, fd))
+    finally:
+        if fd >= 0:
+            _os.close(fd)

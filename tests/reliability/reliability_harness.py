@@ -16,9 +16,11 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -88,8 +90,19 @@ class PluginSite:
         return env
 
 
-def hook_argv(event: str | None = None) -> list[str]:
-    return [sys.executable, "-m", "omcm_core", "hook"] + ([event] if event else [])
+#: The client ``run_hook`` starts (the ``hook_client`` fixture sets it): argv before the event.
+CLIENT_ARGV = [sys.executable, "-m", "omcm_core", "hook"]
+
+
+def hook_argv(event: str | None = None, raw: bytes = b"") -> list[str]:
+    if event is None and CLIENT_ARGV[0] != sys.executable:
+        # A registered client always gets its event, as settings.json names it: take it from the payload.
+        try:
+            event = json.loads(raw).get("hook_event_name")
+        except (ValueError, AttributeError, RecursionError):  # hostile payloads: no event, as for any client
+            event = None
+        event = event if isinstance(event, str) else None
+    return CLIENT_ARGV + ([event] if event else [])
 
 
 def run_hook(
@@ -102,14 +115,27 @@ def run_hook(
 ) -> subprocess.CompletedProcess:
     """One ``omcm hook`` process, as Claude Code starts it (stdin payload, capture both pipes)."""
     return subprocess.run(
-        hook_argv(event), input=raw, capture_output=True, env=dict(env), cwd=cwd, timeout=timeout, preexec_fn=preexec_fn
+        hook_argv(event, raw),
+        input=raw,
+        capture_output=True,
+        env=dict(env),
+        cwd=cwd,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
     )
 
 
-def spawn_hook(raw: bytes, env: Mapping[str, str], cwd: Path | None = None) -> subprocess.Popen:
+def spawn_hook(
+    raw: bytes, env: Mapping[str, str], cwd: Path | None = None, event: str | None = None
+) -> subprocess.Popen:
     """Start ``omcm hook`` and feed it ``raw`` without waiting for the answer."""
     proc = subprocess.Popen(
-        hook_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env), cwd=cwd
+        hook_argv(event, raw),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
     )
     proc.stdin.write(raw)
     proc.stdin.close()
@@ -211,3 +237,44 @@ def sqlite_rows(db: Path, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+class FakeServer:
+    """A listening socket at ``path`` that records what it is sent and answers ``reply``."""
+
+    def __init__(self, path: str, reply: bytes) -> None:
+        self.received: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.reply, self.done = reply, threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                try:
+                    while chunk := conn.recv(65536):
+                        data += chunk
+                except OSError:
+                    pass
+                self.received.append(data)
+                try:
+                    conn.sendall(self.reply)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self.sock.close()

@@ -20,6 +20,9 @@ from reliability_harness import log_entries, parse_stdout, run_hook
 from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload
 
+# Every client omcm can register (Python, native) runs these tests.
+pytestmark = pytest.mark.usefixtures("hook_client")
+
 GOOD = ["rel-answer", "rel-zz-late"]
 BAD = ["rel-garbage", "rel-hang", "rel-print", "rel-raise"]
 HOSTILE = [b"", b"not json", b"[1]", b"\xff\xfe", b"\x00" * 8, b'{"hook_event_name": "PreToolUse"', b"[" * 50_000]

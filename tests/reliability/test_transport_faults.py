@@ -18,10 +18,14 @@ import sys
 import time
 import uuid
 
+import pytest
 from reliability_harness import log_entries, post_tool, run_hook, spawn_hook, sqlite_rows
 
 from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload
+
+# Every client omcm can register (Python, native) runs these tests.
+pytestmark = pytest.mark.usefixtures("hook_client")
 
 
 def _start_daemon(env):

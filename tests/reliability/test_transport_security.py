@@ -9,18 +9,22 @@ a failed check means: answer in process, and say why in the log and in doctor.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-import socket
+import signal
+import subprocess
 import tempfile
-import threading
+import time
 from pathlib import Path
 
 import pytest
-from reliability_harness import log_entries, run_hook
+from reliability_harness import FakeServer, log_entries, run_hook
 
-from omcm_core._runtime import client, wire
+from omcm_core._cli.doctor import runtime
+from omcm_core._cli.doctor.records import Probe
+from omcm_core._runtime import client, daemon, wire
 from omcm_core.testing import pre_tool_payload
 
 ATTACK = wire.ACCEPTED + wire.encode_done(
@@ -36,47 +40,6 @@ ATTACK = wire.ACCEPTED + wire.encode_done(
     ).encode(),
     b"",
 )
-
-
-class FakeServer:
-    """A listening socket at ``path`` that records what it is sent and answers ``reply``."""
-
-    def __init__(self, path: str, reply: bytes) -> None:
-        self.received: list[bytes] = []
-        self.connections = 0
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(path)
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.reply, self.done = reply, threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.done.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            with conn:
-                conn.settimeout(2)
-                data = b""
-                try:
-                    while chunk := conn.recv(65536):
-                        data += chunk
-                except OSError:
-                    pass
-                self.received.append(data)
-                try:
-                    conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.done.set()
-        self.thread.join()
-        self.sock.close()
 
 
 @pytest.fixture
@@ -113,17 +76,17 @@ def _plant(home: Path, environ: dict, reply: bytes = ATTACK, mode: int = 0o700, 
 
 
 @pytest.mark.parametrize("how", ["folder 0777", "folder symlinked"])
-def test_client_never_talks_to_a_socket_in_an_unsafe_folder(rel_site, short_home, tmp_path, how):
+def test_client_never_talks_to_a_socket_in_an_unsafe_folder(rel_site, short_home, tmp_path, how, hook_client):
     environ = _environ(short_home)
     server = _plant(short_home, environ, mode=0o777, symlinked=how == "folder symlinked")
     env = rel_site.env(short_home, ["rel-answer"], OMCM_DAEMON="1", HOME=str(short_home), SECRET_TOKEN="hunter2hunter2")
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
     try:
-        done = run_hook(raw, env)
+        done = run_hook(raw, env, event="PreToolUse")
     finally:
         server.close()
     assert server.connections == 0 and server.received == []
-    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"})
+    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
     assert done.returncode == 0 and done.stdout == cold.stdout and b"curl evil" not in done.stdout
     reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
     assert reasons and "socket folder" in reasons[0]
@@ -143,6 +106,60 @@ def test_client_sends_nothing_to_a_peer_of_another_uid(short_home, monkeypatch):
     assert server.received in ([], [b""])  # connected to read its uid, sent nothing
     reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
     assert reasons and "uid" in reasons[0]
+
+
+_FOREIGN_SERVER = """
+import os, socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.bind(sys.argv[1])  # as root, in our 0700 folder
+os.setgid(65534)
+os.setuid(65534)  # the peer credentials a client sees are taken at listen()
+sock.listen(8)
+print("ready", flush=True)
+sock.settimeout(20)
+conn, _ = sock.accept()
+conn.settimeout(5)
+data = b""
+try:
+    while chunk := conn.recv(65536):
+        data += chunk
+    conn.sendall(sys.stdin.buffer.read())
+except OSError:
+    pass
+print(len(data), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a listener of another uid needs root")
+def test_client_sends_nothing_to_a_listener_of_another_uid(rel_site, short_home, tmp_path, hook_client):
+    env = rel_site.env(short_home, ["rel-answer"], OMCM_DAEMON="1", HOME=str(short_home))
+    path = Path(daemon.socket_path(env))
+    path.parent.mkdir(parents=True)
+    path.parent.chmod(0o700)
+    server = subprocess.Popen(
+        ["/usr/bin/python3", "-I", "-S", "-c", _FOREIGN_SERVER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    server.stdin.write(ATTACK)
+    server.stdin.close()
+    assert server.stdout.readline() == b"ready\n"
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
+    try:
+        done = run_hook(raw, env, event="PreToolUse")
+        received = server.stdout.readline()
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
+    cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
+    assert received == b"0\n"  # connected to learn its uid, sent nothing
+    assert done.returncode == 0 and done.stdout == cold.stdout and b"curl evil" not in done.stdout
+    reasons = [e["reason"] for e in log_entries(short_home) if e["event"] == "daemon_not_used"]
+    assert reasons and "uid 65534" in reasons[0]
+    # Gone now, but doctor still says the fast path was refused, and why.
+    (check,) = [c for c in runtime.daemon(Probe(short_home, None, env)) if c.id.startswith("daemon.")]
+    assert check.id == "daemon.refused" and check.level == "warning" and "uid 65534" in check.message
 
 
 def test_request_carries_only_the_calls_environment(short_home, monkeypatch):
@@ -168,3 +185,93 @@ def test_request_carries_only_the_calls_environment(short_home, monkeypatch):
         "CLAUDE_PROJECT_DIR": "/x",
     }
     assert request.env["OMCM_HOME"] == str(short_home)
+
+
+VICTIM, ATTACKER = 65533, 65534
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="running as two other uids needs root")
+def test_another_user_cannot_keep_a_long_home_off_the_fast_path(hook_client):
+    # An OMCM_HOME too long for an AF_UNIX address: the socket once moved to /tmp/omcm-<uid>,
+    # which any local user could create first (mode 0700, their own) to keep us on the slow path.
+    # The victim is a uid of its own, so the test never touches the folder of the uid running it.
+    base = Path(tempfile.mkdtemp(prefix="omcm-v", dir="/tmp"))
+    home = base / ("h" * 60) / ("o" * 60)
+    home.mkdir(parents=True)
+    for folder in (base, home.parent, home):
+        os.chown(folder, VICTIM, VICTIM)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(base),
+        "OMCM_HOME": str(home),
+        "OMCM_DAEMON": "1",
+        "OMCM_DAEMON_IDLE_S": "60",
+        "OMCM_LOG_LEVEL": "debug",
+        "OMCM_LOAD_PLUGINS": "no-such-plugin",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    squat = Path(f"/tmp/omcm-{VICTIM}")
+    shutil.rmtree(squat, ignore_errors=True)
+    squat.mkdir(mode=0o700)
+    os.chown(squat, ATTACKER, ATTACKER)
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd="/")).encode()
+    as_victim = lambda: (os.setgid(VICTIM), os.setuid(VICTIM))  # noqa: E731
+    try:
+        first = run_hook(
+            raw, env, cwd=Path("/"), event="PreToolUse", preexec_fn=as_victim
+        )  # in process; starts the dispatcher
+        deadline = time.monotonic() + 30
+        while daemon.status(env) is None:
+            assert time.monotonic() < deadline, "no dispatcher started for a long OMCM_HOME"
+            time.sleep(0.05)
+        second = run_hook(raw, env, cwd=Path("/"), event="PreToolUse", preexec_fn=as_victim)
+    finally:
+        for entry in log_entries(home):
+            if entry["event"] == "daemon_started":
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(entry["pid"], signal.SIGTERM)
+        shutil.rmtree(squat, ignore_errors=True)
+    events = [e["event"] for e in log_entries(home)]
+    shutil.rmtree(base, ignore_errors=True)
+    path = daemon.socket_path(env)
+    assert len(path) >= 100 and path.startswith(str(home) + "/run/")
+    assert first.returncode == second.returncode == 0 and second.stdout == first.stdout
+    assert "daemon_call" in events and "daemon_not_used" not in events
+
+
+def test_both_clients_send_the_same_request(rel_site, short_home, tmp_path, native_client_binary):
+    from omcm_core._cli.install import fast_hook_argv
+
+    env = rel_site.env(
+        short_home,
+        ["rel-answer"],
+        OMCM_DAEMON="1",
+        HOME=str(short_home),
+        OMCM_PASS_ENV=" REL_* , EXTRA_ONE,",
+        EXTRA_ONE="1",
+        EXTRA_TWO="2",
+        GITHUB_TOKEN="ghp_" + "a" * 36,
+        TZ="Asia/Seoul",
+        LC_ALL="C.UTF-8",
+    )
+    path = daemon.socket_path(env)
+    Path(path).parent.mkdir(mode=0o700, parents=True)
+    raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
+    requests = {}
+    for name, argv in (
+        ("python", fast_hook_argv("PreToolUse")),
+        ("native", [str(native_client_binary), "hook", "PreToolUse"]),
+    ):
+        Path(path).unlink(missing_ok=True)
+        server = FakeServer(path, wire.encode_refusal("busy"))
+        try:
+            done = subprocess.run(argv, input=raw, env=env, cwd=tmp_path, capture_output=True, timeout=60)
+        finally:
+            server.close()
+        assert done.returncode == 0
+        (request,) = server.received
+        head, _, body = request.partition(b"\n")
+        fields = head.split(b" ")
+        requests[name] = (fields[:2] + fields[3:], body)  # all but accept_by (a clock reading)
+    assert requests["native"] == requests["python"]
+    assert b"ghp_" not in requests["native"][1] and b"EXTRA_ONE=1" in requests["native"][1]

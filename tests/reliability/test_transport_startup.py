@@ -26,6 +26,9 @@ from reliability_harness import log_entries, parse_stdout, run_hook, spawn_hook
 from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload
 
+# Every client omcm can register (Python, native) runs these tests.
+pytestmark = pytest.mark.usefixtures("hook_client")
+
 
 def _daemon_pids(home: Path) -> set[int]:
     """Pids of `omcm daemon run` processes whose OMCM_HOME is ``home``."""

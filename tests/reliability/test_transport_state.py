@@ -17,9 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from reliability_harness import PLUGIN_SOURCES, install_plugins, log_entries, modes_under, post_tool, run_hook
 
 from omcm_core._runtime import daemon
+
+# Every client omcm can register (Python, native) runs these tests.
+pytestmark = pytest.mark.usefixtures("hook_client")
 
 EPOCH = "1700000000"  # 2023-11-14 22:13 UTC: another date in Seoul, another hour in Los Angeles
 VARIANTS = [  # umask, TZ, file name, OMCM_LOG_LEVEL

@@ -15,13 +15,14 @@ _COMMON = ("timestamp", "level", "event", "component")
 
 
 def daemon(probe: Probe) -> Iterator[Check]:
-    from omcm_core._runtime import client
     from omcm_core._runtime import daemon as warm
+    from omcm_core._runtime import wire
 
-    path = client.socket_path(probe.env)
-    problem = client.socket_problem(os.fsencode(path))
+    path = wire.socket_path(probe.env)
+    problem = wire.socket_problem(os.fsencode(path))
     running = warm.status(dict(probe.env)) is not None
     data = {"socket": path, "running": running, "problem": problem}
+    yield from hook_client(probe)
     if probe.env.get("OMCM_DAEMON") == "0":
         yield info("daemon.off", "off (OMCM_DAEMON=0): every hook call starts Python", data=data)
     elif problem:
@@ -31,10 +32,60 @@ def daemon(probe: Probe) -> Iterator[Check]:
             fix=_socket_fix(path, problem),
             data=data,
         )
+    elif refused := _recently_refused(probe):
+        yield warning(
+            "daemon.refused",
+            f"some hook calls answered in process (slow) in the last 24 hours: {refused}",
+            data={**data, "refused": refused},
+        )
     elif running:
         yield ok("daemon.running", f"running, listening at {path}", data=data)
     else:
         yield ok("daemon.idle", "not running now; the next hook call starts it", data=data)
+
+
+def hook_client(probe: Probe) -> Iterator[Check]:
+    """Which client ``omcm install`` registered (native or Python) and why."""
+    from omcm_core._cli import native_client
+
+    state = native_client.status(probe.home)
+    if not state:
+        return
+    data = {k: state.get(k) for k in ("client", "path", "why")}
+    if state.get("client") != "native":
+        yield info("hook_client.python", f"hooks start the Python client: {state.get('why')}", data=data)
+    elif not Path(str(state.get("path"))).is_file():
+        yield error(
+            "hook_client.missing", f"the native hook client {state.get('path')} is gone", fix="omcm install", data=data
+        )
+    elif native_client.outdated(probe.home):
+        yield warning(
+            "hook_client.outdated",
+            "the native hook client was built for another omcm version or interpreter (it hands more calls to Python)",
+            fix="omcm install",
+            data=data,
+        )
+    else:
+        yield ok("hook_client.native", f"hooks start the native client ({state.get('why')})", data=data)
+
+
+def _recently_refused(probe: Probe) -> str | None:
+    """Why the client last refused the fast path (an unsafe folder, a foreign peer...), if it did lately.
+
+    Routine refusals (busy, stopping, late) are logged at debug level and do not count.
+    """
+    from omcm_core.transcripts import read_jsonl
+
+    try:  # the probed home's log: hook calls write there, whatever this process logged to before
+        entries = list(read_jsonl(probe.home / "logs" / "omcm.jsonl", max_bytes=256 * 1024))
+    except OSError:
+        return None
+    for entry in reversed(entries):
+        if entry.get("event") in ("daemon_not_used", "daemon_not_started") and entry.get("level") == "warning":
+            if _within(entry.get("timestamp"), RECENT_S):
+                return str(entry.get("reason"))
+            return None
+    return None
 
 
 def _socket_fix(path: str, problem: str) -> str | None:
