@@ -138,7 +138,15 @@ class Manager(PluginRegistry):
             kind=status,
             ms=elapsed_ms,
             error=mask_head(detail, 2000),
+            # Where it failed, for the author; masked like the error (frames quote locals' text).
+            **({"traceback": mask_head(_traceback(value), 8000)} if isinstance(value, BaseException) else {}),
         )
+
+
+def _traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 def _checked(status: str, value: Any) -> tuple:
