@@ -106,7 +106,9 @@ def test_breaker_opens_after_three_failures_and_recovers(omcm_dispatch, omcm_hom
         dispatch(pre_tool_payload("Bash"))
     assert len(calls) == 3  # the 4th and 5th call were kept away
     rows = Breaker(Store(omcm_home)).rows()
-    assert rows[0]["plugin"] == "flaky" and rows[0]["open"] and rows[0]["failures"] == 3
+    assert (
+        (rows[0]["plugin"], rows[0]["hook"]) == ("flaky", "pre_tool") and rows[0]["open"] and rows[0]["failures"] == 3
+    )
     Flaky.broken = False
     time.sleep(1.1)
     assert dispatch(pre_tool_payload("Bash"))["hookSpecificOutput"]["additionalContext"] == "back"

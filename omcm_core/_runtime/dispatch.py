@@ -163,7 +163,7 @@ class _Call:
 
 
 def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
-    from omcm_core._runtime.breaker import Breaker
+    from omcm_core._runtime.breaker import Breaker, project_key
     from omcm_core._runtime.merge import merge
     from omcm_core.events import EVENTS
 
@@ -173,13 +173,15 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         return EMPTY
     call = _Call(event, env, home, keeper)
     try:
-        breaker = Breaker(call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s)
+        breaker = Breaker(
+            call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s, project_key(call.project)
+        )
         kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
         chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
         report = manager.call(
             call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
         )
-        _record(breaker, report, call.store)
+        _record(breaker, call.spec.hook, report, call.store)
     finally:
         call.finish()
     answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
@@ -206,7 +208,7 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
-    """Plugins an open breaker keeps out of this call -> their failure count.
+    """Plugins an open breaker (theirs for this hook and project) keeps out of this call -> their failure count.
 
     A breaker whose plugin's code changed since its last failure is closed
     first: the new code deserves a call.
@@ -214,13 +216,13 @@ def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
     kept_out = {}
     try:
         for name in names:
-            state = breaker.state(name)
+            state = breaker.state(name, hook)
             if state is None:
                 continue  # the common case: no failure on record, nothing to compute
             if state.code and state.code != manager.code_id(name):
-                breaker.reset(name)
-                _logger.info("breaker_reset_code_changed", plugin=name)
-            elif breaker.is_open(name):
+                breaker.reset(name, hook)
+                _logger.info("breaker_reset_code_changed", plugin=name, hook=hook)
+            elif breaker.is_open(name, hook):
                 _logger.warning("plugin_skipped_breaker_open", plugin=name, hook=hook)
                 kept_out[name] = state.failures
     except Exception as exc:  # a broken store must not silence every plugin
@@ -228,9 +230,9 @@ def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
     return kept_out
 
 
-def _record(breaker: Any, report: Any, store: Any) -> None:
+def _record(breaker: Any, hook: str, report: Any, store: Any) -> None:
     try:
-        breaker.record(report.failures, report.succeeded, store)
+        breaker.record(hook, report.failures, report.succeeded, store)
     except Exception as exc:
         _logger.error("breaker_update_failed", error=str(exc))
 
