@@ -249,6 +249,9 @@ def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> l
     guards = set(call.core.fail_closed)
     if not call.spec.permission or not guards:
         return []
+    unknown = sorted(str(name) for name in guards if name not in manager.infos)
+    if unknown:  # a misspelt guard would leave the gate open without a word (`omcm doctor` says it too)
+        _logger.error("fail_closed_unknown_plugin", plugins=unknown, installed=sorted(manager.infos)[:50])
     why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
     for name, count in kept_out.items():
         if name in guards:
