@@ -188,3 +188,14 @@ def test_a_plugin_with_an_unknown_hook_is_not_loaded_and_says_so(env, tmp_path):
     assert row["status"] == "disabled (invalid plugin: unknown hook(s) session_strat)" and not row["enabled"]
     doctor = omcm(env, "doctor")
     assert doctor.returncode == 1 and "unknown hook(s) session_strat" in doctor.stdout
+
+
+def test_doctor_warns_about_each_ignored_project_key(env, tmp_path):
+    install_plugin(tmp_path / "site", GUARD, "pguard")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "omcm.toml").write_text("[core]\nplugin_budget_ms = 0\nfail_closed = []\n")
+    proc, report = omcm(env, "doctor", "--json"), None
+    report = {c["id"]: c for s in json.loads(proc.stdout)["sections"] for c in s["checks"]}
+    check = report["config.project.core.plugin_budget_ms"]
+    assert check["level"] == "warning" and "a project may only tighten" in check["message"]
+    assert "config.project.core.fail_closed" not in report  # adding nothing to a union is allowed
