@@ -244,7 +244,7 @@ class Config:
 #   ALL      an on-switch the user may have turned off: on only if both say on;
 #   HOME     budgets, breakers, retention, sharing, anything of [core] not listed: the user's alone,
 #            the project's value is ignored (one log line, a doctor warning).
-# A section not listed takes PROJECT for every key, except [core], whose default is HOME.
+# A section not listed takes PROJECT for every key, except [core] and [team-store], whose default is HOME.
 PROJECT, UNION, MIN, MAX, ALL, HOME = "project", "union", "min", "max", "all", "home"
 PROJECT_RULES: dict[str, dict[str, str]] = {
     "core": {"language": PROJECT, "fail_closed": UNION},
@@ -272,7 +272,8 @@ PROJECT_RULES: dict[str, dict[str, str]] = {
         "transcript_tail_bytes": MIN,
     },
 }
-_SECTION_DEFAULT = {"core": HOME}
+# The team store's section (if the team plugin has one): where shared knowledge goes is the user's choice.
+_SECTION_DEFAULT = {"core": HOME, "team-store": HOME}
 #: Bytes read of each file: a project's config is a few lines; 60,000 keys cost seconds per call.
 USER_MAX_BYTES = 1_000_000
 PROJECT_MAX_BYTES = 64 * 1024
