@@ -8,6 +8,13 @@ Sources, later ones winning key by key:
    upper case, dashes as underscores; the value is read as TOML, so ``7`` is a
    number, ``true`` a boolean, anything unparsable a string).
 
+A project's file is written by whoever wrote the repository, so it may only
+tighten what the user set (:data:`PROJECT_RULES`): it adds to ``[core]
+fail_closed``, makes a guard's limit stricter, and sets a plugin's own harmless
+preferences; protections, budgets, breakers, retention and sharing are the
+user's alone (such keys are ignored, with one log line and a doctor warning).
+Every file is read with a size bound and at most :data:`MAX_KEYS` keys.
+
 Each plugin has one section named after it (``[tool-counter]``); the core's is
 ``[core]``. A plugin describes its section with an attrs class whose fields all
 have defaults; an unknown key or a value of the wrong type is logged with its
@@ -90,7 +97,7 @@ class KeyProblem:
     value: Any = None
 
 
-def _read_toml(root: Path, path: Path, errors: list | None = None) -> dict:
+def _read_toml(root: Path, path: Path, errors: list | None = None, max_bytes: int = 1_000_000) -> dict:
     """``root/path`` parsed, read without following a link out of ``root`` (a cloned project can plant one).
 
     What went wrong is logged and, when ``errors`` is given, appended to it (``omcm doctor`` lists it).
@@ -99,7 +106,7 @@ def _read_toml(root: Path, path: Path, errors: list | None = None) -> dict:
 
     where = str(root / path)
     try:
-        data = read_confined_bytes(root, path, max_bytes=1_000_000)
+        data = read_confined_bytes(root, path, max_bytes=max_bytes)
     except FileNotFoundError:
         return {}
     except OSError as exc:  # a symlink, a FIFO, a folder, too big: the defaults, said in the log
@@ -154,6 +161,10 @@ class Config:
     errors: list = field(factory=list)
     #: section name -> the sources that set keys in it (file paths, ``env:NAME``).
     origins: dict = field(factory=dict)
+    #: section -> key -> (rule, the project's value) for keys the user left at their default.
+    pending: dict = field(factory=dict)
+    #: :class:`KeyProblem` for each key of the project's file that only the user may set.
+    ignored: list = field(factory=list)
     _cache: dict = field(factory=dict)
 
     @classmethod
@@ -163,21 +174,15 @@ class Config:
         sources: list[str] = []
         errors: list[ConfigError] = []
         origins: dict[str, list[str]] = {}
-        places = [(home, Path(CONFIG_FILE))] + ([(project, PROJECT_CONFIG)] if project else [])
-        for root, relative in places:
-            data = _read_toml(root, relative, errors)
-            path = root / relative
-            if data:
-                sources.append(str(path))
-            for section, values in data.items():
-                if not isinstance(values, dict):
-                    _log.error("config_not_a_section", path=str(path), key=section)
-                    errors.append(ConfigError(str(path), f"{section} = ... is not a [section]"))
-                    continue
-                if root is project:
-                    values = _project_allowed(section, values, path)
-                merged.setdefault(section, {}).update(values)
-                origins.setdefault(section, []).append(str(path))
+        # The user's sources first (file, then environment), the project's last: it is combined
+        # with what the user set, key by key, under PROJECT_RULES.
+        user = _sections(home, Path(CONFIG_FILE), USER_MAX_BYTES, errors)
+        if user:
+            sources.append(str(home / CONFIG_FILE))
+        for section, values in user.items():
+            merged.setdefault(section, {}).update(values)
+            origins.setdefault(section, []).append(str(home / CONFIG_FILE))
+        from_env: set[tuple[str, str]] = set()
         for name, raw in env.items():
             if not name.startswith(ENV_PREFIX):
                 continue
@@ -188,32 +193,145 @@ class Config:
             section, key = parts[0].lower(), parts[1].lower()
             target = _section_name(section, merged)
             merged.setdefault(target, {})[key] = _env_value(raw)
+            from_env.add((target, key))
             sources.append(f"env:{name}")
             origins.setdefault(target, []).append(f"env:{name}")
-        return cls(sections=merged, sources=sources, errors=errors, origins=origins)
+        pending: dict[str, dict] = {}
+        ignored: list[KeyProblem] = []
+        if project is not None:
+            path = project / PROJECT_CONFIG
+            data = _sections(project, PROJECT_CONFIG, PROJECT_MAX_BYTES, errors)
+            if data:
+                sources.append(str(path))
+            for section, values in data.items():
+                current: dict = merged.setdefault(section, {})
+                for key, value in values.items():
+                    rule = project_rule(section, key)
+                    if rule == HOME:
+                        ignored.append(KeyProblem(section, key, "only the user's config may set it", value=value))
+                    elif (section, key) in from_env and rule == PROJECT:
+                        continue  # the user's environment wins over the project's preference
+                    elif rule == PROJECT:
+                        current[key] = value
+                    elif key in current:
+                        current[key] = _tighten(rule, current[key], value)
+                    else:  # the user left it at its default: combined with that in section()
+                        pending.setdefault(section, {})[key] = (rule, value)
+                origins.setdefault(section, []).append(str(path))
+            if ignored:
+                _log.warning(
+                    "config_project_key_ignored",
+                    path=str(path),
+                    count=len(ignored),
+                    keys=[f"{p.section}.{p.key}" for p in ignored[:20]],
+                    why="a project may only tighten the user's settings (docs/reliability.md)",
+                )
+        return cls(sections=merged, sources=sources, errors=errors, origins=origins, pending=pending, ignored=ignored)
 
     def section(self, name: str, schema: type[T]) -> T:
         """The ``[name]`` section as a ``schema`` instance, bad keys replaced by defaults."""
         key = (name, schema)
         if key not in self._cache:
-            self._cache[key] = build_section(name, self.sections.get(name, {}), schema)
+            values = dict(self.sections.get(name, {}))
+            fields = {f.name: f for f in attrs.fields(schema)}  # type: ignore[arg-type]
+            for key_name, (rule, value) in self.pending.get(name, {}).items():
+                spec = fields.get(key_name.replace("-", "_"))
+                default = spec.default if spec is not None else attrs.NOTHING
+                if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                    default = default.factory()  # type: ignore[union-attr]
+                values[key_name] = value if default is attrs.NOTHING else _tighten(rule, default, value)
+            self._cache[key] = build_section(name, values, schema)
         return self._cache[key]
 
 
-# Where lessons go, and whether they leave the machine at all, is the user's choice:
-# a cloned project must not send them to its own server nor turn sharing on.
-HOME_ONLY = {
-    "core": ("team_store", "team_user"),
-    "pre-tool-guide": ("share",),
-    "post-tool-observer": ("share",),
+# What a project's .claude/omcm.toml may do with each key (issue 24). The repository is untrusted:
+#   PROJECT  a plugin's own harmless preference: the project's value is used;
+#   UNION    a list of protections: the project's entries are added to the user's, never removed;
+#   MIN/MAX  a guard's limit: the stricter of the user's value (or the default) and the project's;
+#   ALL      an on-switch the user may have turned off: on only if both say on;
+#   HOME     budgets, breakers, retention, sharing, anything of [core] not listed: the user's alone,
+#            the project's value is ignored (one log line, a doctor warning).
+# A section not listed takes PROJECT for every key, except [core] and [team-store], whose default is HOME.
+PROJECT, UNION, MIN, MAX, ALL, HOME = "project", "union", "min", "max", "all", "home"
+PROJECT_RULES: dict[str, dict[str, str]] = {
+    "core": {"language": PROJECT, "fail_closed": UNION},
+    # Lessons and observations leave the machine only if the user says so, to the user's server.
+    "pre-tool-guide": {"share": HOME},
+    "post-tool-observer": {
+        "share": HOME,
+        # One store holds every project's observations: retention is the user's (item 2).
+        "max_age_days": HOME,
+        "max_mb": HOME,
+        "prune_interval_s": HOME,
+        "max_pending_embeddings": HOME,
+        # The worker's share of the machine.
+        "embeddings": HOME,
+        "worker_interval_s": HOME,
+        "worker_threads": HOME,
+    },
+    "tool-counter": {"max_age_days": HOME},  # counter files of every project's sessions
+    # A repository must not keep Claude looping longer than the user allows.
+    "persistent-mode": {
+        "enabled": ALL,
+        "max_iterations": MIN,
+        "max_todo_attempts": MIN,
+        "max_verification_attempts": MIN,
+        "transcript_tail_bytes": MIN,
+    },
 }
+# The team store's section (if the team plugin has one): where shared knowledge goes is the user's choice.
+_SECTION_DEFAULT = {"core": HOME, "team-store": HOME}
+#: Bytes read of each file: a project's config is a few lines; 60,000 keys cost seconds per call.
+USER_MAX_BYTES = 1_000_000
+PROJECT_MAX_BYTES = 64 * 1024
+#: Sections, and keys per section, taken from one file; the rest is ignored with one log line.
+MAX_SECTIONS = 64
+MAX_KEYS = 256
 
 
-def _project_allowed(section: str, values: dict, path: Path) -> dict:
-    refused = [k for k in values if k.replace("-", "_") in HOME_ONLY.get(section, ())]
-    for key in refused:
-        _log.warning("config_project_key_ignored", path=str(path), section=section, key=key)
-    return {k: v for k, v in values.items() if k not in refused}
+def project_rule(section: str, key: str) -> str:
+    """How a project's value for ``[section] key`` combines with the user's (:data:`PROJECT_RULES`)."""
+    rules = PROJECT_RULES.get(section, {})
+    return rules.get(key, rules.get(key.replace("-", "_"), _SECTION_DEFAULT.get(section, PROJECT)))
+
+
+def _tighten(rule: str, user: Any, project: Any) -> Any:
+    """The user's value tightened by the project's; the user's when the project's does not fit."""
+    if rule == UNION and isinstance(user, (list, tuple)) and isinstance(project, (list, tuple)):
+        return [*user, *(item for item in project if item not in user)]
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (user, project))
+    if rule == MIN and numbers:
+        return min(user, project)
+    if rule == MAX and numbers:
+        return max(user, project)
+    if rule == ALL and isinstance(user, bool) and isinstance(project, bool):
+        return user and project
+    _log.warning("config_project_value_ignored", rule=rule, value=json.dumps(project, default=str)[:100])
+    return user
+
+
+def _sections(root: Path, relative: Path, max_bytes: int, errors: list) -> dict[str, dict]:
+    """The file's ``[sections]``, bounded: too many sections or keys are cut with one log line."""
+    path = root / relative
+    data = _read_toml(root, relative, errors, max_bytes)
+    out: dict[str, dict] = {}
+    dropped = 0
+    for section, values in data.items():
+        if not isinstance(values, dict):
+            _log.error("config_not_a_section", path=str(path), key=section)
+            errors.append(ConfigError(str(path), f"{section} = ... is not a [section]"))
+            continue
+        if len(out) >= MAX_SECTIONS:
+            dropped += len(values)
+            continue
+        if len(values) > MAX_KEYS:
+            dropped += len(values) - MAX_KEYS
+            values = dict(list(values.items())[:MAX_KEYS])
+        out[section] = values
+    if dropped:
+        _log.error("config_too_many_keys", path=str(path), dropped=dropped, limit=MAX_KEYS)
+        errors.append(ConfigError(str(path), f"{dropped} keys beyond {MAX_KEYS} per section were ignored"))
+    return out
 
 
 def _section_name(env_section: str, merged: Mapping[str, Any]) -> str:

@@ -3,6 +3,11 @@
 structlog costs ~40 ms to import, so the module exposes a tiny facade whose
 level check is free and which imports and configures structlog on the first
 line actually written. Every value is masked (``omcm_core.redact``) on the way.
+
+The file is capped: past :data:`MAX_BYTES` (``OMCM_LOG_MAX_MB``, default 10) it is
+renamed ``omcm.jsonl.1`` (older ones shift up to ``.{KEEP}``, the oldest goes) and
+a new one started, so at most ``(KEEP + 1) x MAX_BYTES`` stay on disk. Checked when
+a process opens the file and at each hook call of a long-lived one (one fstat).
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+
+#: Size at which the log is rotated, and how many rotated files are kept.
+MAX_BYTES = 10 * 1024 * 1024
+KEEP = 3
 
 _state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False, "sink": None}
 # A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
@@ -30,6 +39,15 @@ def configure(home: Path | None, level: str | None = None, stderr: bool = False)
     new_level = _LEVELS.get(name, 20)
     new_path = (home / "logs" / "omcm.jsonl") if home else None
     if (new_level, new_path, stderr) == (_state["level"], _state["path"], _state["stderr"]):
+        if _state["sink"] is not None and _outgrown(_state["sink"], new_path):
+            with _lock:  # the next line reopens the file, rotating it first
+                _state["logger"] = None
+                sink, _state["sink"] = _state["sink"], None
+            if sink is not sys.stderr:
+                try:
+                    sink.close()
+                except OSError:
+                    pass
         return
     with _lock:
         _state.update(level=new_level, path=new_path, stderr=stderr, logger=None)
@@ -52,6 +70,49 @@ def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
     return mask_structured(event_dict)
 
 
+def _max_bytes() -> int:
+    try:
+        return max(1, int(float(os.environ.get("OMCM_LOG_MAX_MB", "")) * 1024 * 1024))
+    except ValueError:
+        return MAX_BYTES
+
+
+def _outgrown(sink: Any, path: Path | None) -> bool:
+    """The open file is over the cap, or another process rotated it away."""
+    if sink is sys.stderr or path is None:
+        return False
+    try:
+        st = os.fstat(sink.fileno())
+        return st.st_size > _max_bytes() or os.stat(path).st_ino != st.st_ino
+    except (OSError, ValueError):
+        return True
+
+
+def _rotate(path: Path) -> None:
+    """``omcm.jsonl`` -> ``.1`` -> ... -> ``.KEEP`` (the oldest dropped), if it is over the cap; one process at a time."""
+    try:
+        if os.stat(path).st_size <= _max_bytes():
+            return
+        import fcntl
+
+        fd = os.open(str(path) + ".lock", os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except (OSError, ImportError):
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path).st_size <= _max_bytes():
+            return  # another process rotated it meanwhile
+        for n in range(KEEP - 1, 0, -1):
+            older = f"{path}.{n}"
+            if os.path.exists(older):
+                os.replace(older, f"{path}.{n + 1}")
+        os.replace(path, f"{path}.1")
+    except OSError:
+        pass  # locked by another process, which is rotating it
+    finally:
+        os.close(fd)
+
+
 def _open_sink():
     path: Path | None = _state["path"]
     if path is None or _state["stderr"]:
@@ -60,6 +121,7 @@ def _open_sink():
         from omcm_core.paths import ensure_private_dir
 
         ensure_private_dir(path.parent)
+        _rotate(path)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
     except OSError:

@@ -106,7 +106,9 @@ def test_breaker_opens_after_three_failures_and_recovers(omcm_dispatch, omcm_hom
         dispatch(pre_tool_payload("Bash"))
     assert len(calls) == 3  # the 4th and 5th call were kept away
     rows = Breaker(Store(omcm_home)).rows()
-    assert rows[0]["plugin"] == "flaky" and rows[0]["open"] and rows[0]["failures"] == 3
+    assert (
+        (rows[0]["plugin"], rows[0]["hook"]) == ("flaky", "pre_tool") and rows[0]["open"] and rows[0]["failures"] == 3
+    )
     Flaky.broken = False
     time.sleep(1.1)
     assert dispatch(pre_tool_payload("Bash"))["hookSpecificOutput"]["additionalContext"] == "back"
@@ -235,3 +237,21 @@ def test_listing_or_resetting_breakers_creates_no_store(tmp_path):
     assert open_breakers(home, None, {"OMCM_HOME": str(home)}) == set()
     assert reset_breaker(home, "anything") is False
     assert not home.exists()
+
+
+def test_a_plugin_exception_is_logged_with_its_traceback(omcm_dispatch, omcm_home):
+    class Deep:
+        @hookimpl
+        def pre_tool(self, event):
+            return self.inner(event)
+
+        def inner(self, event):
+            raise KeyError("token=ghp_" + "a" * 36)
+
+    omcm_dispatch(names={"deep": Deep()}, strict=False)(pre_tool_payload("Bash"))
+    entries = [json.loads(line) for line in (omcm_home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    (failed,) = [e for e in entries if e["event"] == "plugin_failed"]
+    trace = failed["traceback"]
+    assert "Traceback (most recent call last)" in trace
+    assert "in inner" in trace and "in pre_tool" in trace and "KeyError" in trace
+    assert "ghp_" + "a" * 36 not in trace  # masked like the error text

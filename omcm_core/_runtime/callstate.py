@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 
 from omcm_core._runtime import wire
 
@@ -26,6 +26,21 @@ _NAMES = frozenset(n.decode() for n in wire.ENV_NAMES)
 
 def _is_call_variable(name: str, extra: frozenset) -> bool:
     return name in _NAMES or name in extra or name.startswith(_PREFIXES) or any(name.startswith(p) for p in extra if p)
+
+
+def forget_passed(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove what the starting caller passed with ``OMCM_PASS_ENV`` from the dispatcher's own environment.
+
+    The dispatcher is spawned with its first caller's environment subset; a
+    variable that caller chose to pass would otherwise stay for every later
+    call, of every session. Each call brings its own (:func:`applied`).
+    """
+    extra = frozenset(n.strip().rstrip("*") for n in environ.get("OMCM_PASS_ENV", "").split(",") if n.strip())
+    names = [k for k in environ if k not in _NAMES and not k.startswith(_PREFIXES) and _is_call_variable(k, extra)]
+    for name in names:
+        del environ[name]
+    environ.pop("OMCM_PASS_ENV", None)
+    return names
 
 
 @contextlib.contextmanager

@@ -1,8 +1,9 @@
 """Which files' change must restart the warm dispatcher, and whether they changed.
 
 Every module of omcm's own packages and of the top-level package of every
-loaded plugin (an editable third-party plugin named ``foo_guard`` too), and
-every folder on sys.path (a plugin installed or removed).
+loaded plugin (an editable third-party plugin named ``foo_guard`` too), the
+source files of every plugin whose import failed (its author's fix must be
+tried), and every folder on sys.path (a plugin installed or removed).
 """
 
 from __future__ import annotations
@@ -25,6 +26,28 @@ def _code_roots() -> set:
     return roots
 
 
+def _failed_sources() -> list:
+    """Source files of plugins whose import failed: not in sys.modules, yet their fix must restart us.
+
+    An editable install's module lives outside site-packages: editing it changes no folder on sys.path.
+    """
+    found: list[str] = []
+    for manager in list(dispatch._managers.values()):
+        for info in list(manager.infos.values()):
+            source = getattr(info, "source", "")
+            if not source:
+                continue
+            if os.path.isdir(source):
+                for folder, dirs, files in os.walk(source):
+                    dirs[:] = [d for d in dirs if d != "__pycache__"]
+                    found.extend(os.path.join(folder, f) for f in files if f.endswith(".py"))
+                    if len(found) > 2000:
+                        return found
+            else:
+                found.append(source)
+    return found
+
+
 def _fingerprint() -> tuple:
     """mtimes of everything whose change must restart the daemon."""
     stamps = []
@@ -34,6 +57,9 @@ def _fingerprint() -> tuple:
             continue  # -m puts the working directory first; it is not where plugins live
         with contextlib.suppress(OSError):
             stamps.append((entry, os.stat(entry or ".").st_mtime_ns))
+    for source in _failed_sources():
+        with contextlib.suppress(OSError):
+            stamps.append((source, os.stat(source).st_mtime_ns))
     roots = _code_roots()
     for name, module in list(sys.modules.items()):
         root = name.split(".")[0]

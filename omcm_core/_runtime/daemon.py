@@ -224,6 +224,10 @@ class Daemon:
 def run(env: dict | None = None) -> int:
     """Serve until idle or outdated. Returns at once if another daemon holds the lock."""
     env = dict(os.environ if env is None else env)
+    # The process was spawned with its first caller's environment: what that caller passed
+    # with OMCM_PASS_ENV was its choice for its calls, not every later session's.
+    callstate.forget_passed(os.environ)
+    callstate.forget_passed(env)
     path = socket_path(env)
     ensure_private_dir(Path(os.path.dirname(path)))
     try:

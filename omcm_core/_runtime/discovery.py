@@ -35,6 +35,9 @@ class PluginInfo:
     hooks: list = field(factory=list)
     enabled: bool = True
     why: str = ""
+    #: For a plugin whose import failed: where its source is (file or package folder), so the warm
+    #: dispatcher notices the fix of an editable install (``codewatch``); "" when unknown.
+    source: str = ""
 
 
 def _split(value: str | None) -> set[str] | None:
@@ -87,6 +90,22 @@ def _entries_from_metadata() -> list:
             )
         )
     return found
+
+
+def _source_of(value: str) -> str:
+    """The file or package folder an entry point's top-level module is imported from ("" if not found)."""
+    import importlib.util
+
+    top = value.partition(":")[0].strip().split(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None:
+        return ""
+    if spec.submodule_search_locations:
+        return next(iter(spec.submodule_search_locations), "")
+    return spec.origin or ""
 
 
 class PluginRegistry:
@@ -168,7 +187,8 @@ class PluginRegistry:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 info.enabled, info.why = False, f"import failed: {type(exc).__name__}: {exc}"
-                _log.error("plugin_import_failed", plugin=entry.name, version=info.version, error=info.why)
+                info.source = _source_of(entry.value)
+                _log.exception("plugin_import_failed", plugin=entry.name, version=info.version, error=info.why)
                 continue
             self._register(plugin, info)
 
@@ -212,9 +232,17 @@ class PluginRegistry:
             _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
             return
         info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
-        unknown = [h for h in info.hooks if not getattr(self.pm.hook, h).has_spec()]
+        # As pytest's check_pending: a misspelt hook (session_strat) would never be called, silently.
+        unknown = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(plugin) or ()
+            if not caller.has_spec()
+            and not all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin)
+        )
         if unknown:
-            _log.warning("plugin_unknown_hooks", plugin=info.name, hooks=unknown)
+            self.pm.unregister(plugin)
+            info.enabled, info.why = False, f"invalid plugin: unknown hook(s) {', '.join(unknown)}"
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
 
     def _hooks_of(self, plugin: Any) -> Iterable[str]:
         for caller in self.pm.get_hookcallers(plugin) or ():

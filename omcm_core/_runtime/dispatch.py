@@ -163,7 +163,7 @@ class _Call:
 
 
 def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
-    from omcm_core._runtime.breaker import Breaker
+    from omcm_core._runtime.breaker import Breaker, project_key
     from omcm_core._runtime.merge import merge
     from omcm_core.events import EVENTS
 
@@ -173,14 +173,16 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         return EMPTY
     call = _Call(event, env, home, keeper)
     try:
-        breaker = Breaker(call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s)
+        breaker = Breaker(
+            call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s, project_key(call.project)
+        )
         kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
         chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
         report = manager.call(
             call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
         )
-        opened = _opening(breaker, report.failures, call.core.breaker_threshold)
-        _record(breaker, report, call.store)
+        opened = _opening(breaker, call.spec.hook, report.failures, call.core.breaker_threshold)
+        _record(breaker, call.spec.hook, report, call.store)
         answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
         _log_dropped(call.spec.name, answers)
         answers, cuts = _within_budget(call, answers)
@@ -246,12 +248,12 @@ def _note_stats(call: _Call, event: Any, report: Any, kept_out: dict, opened: li
         _logger.warning("stats_not_noted", error=f"{type(exc).__name__}: {exc}")
 
 
-def _opening(breaker: Any, failures: list, threshold: int) -> list:
-    """The plugins whose failure now opens their breaker (read before the breaker counts it)."""
+def _opening(breaker: Any, hook: str, failures: list, threshold: int) -> list:
+    """The plugins whose failure now opens their breaker on ``hook`` (read before the breaker counts it)."""
     opened = []
     try:
         for failure in failures:
-            state = breaker.state(failure.plugin)
+            state = breaker.state(failure.plugin, hook)
             if (state.failures if state else 0) + 1 == max(1, threshold):
                 opened.append(failure.plugin)
     except Exception:  # an unreadable store: the breaker itself logs it
@@ -260,7 +262,7 @@ def _opening(breaker: Any, failures: list, threshold: int) -> list:
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
-    """Plugins an open breaker keeps out of this call -> their failure count.
+    """Plugins an open breaker (theirs for this hook and project) keeps out of this call -> their failure count.
 
     A breaker whose plugin's code changed since its last failure is closed
     first: the new code deserves a call.
@@ -268,13 +270,13 @@ def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
     kept_out = {}
     try:
         for name in names:
-            state = breaker.state(name)
+            state = breaker.state(name, hook)
             if state is None:
                 continue  # the common case: no failure on record, nothing to compute
             if state.code and state.code != manager.code_id(name):
-                breaker.reset(name)
-                _logger.info("breaker_reset_code_changed", plugin=name)
-            elif breaker.is_open(name):
+                breaker.reset(name, hook)
+                _logger.info("breaker_reset_code_changed", plugin=name, hook=hook)
+            elif breaker.is_open(name, hook):
                 _logger.warning("plugin_skipped_breaker_open", plugin=name, hook=hook)
                 kept_out[name] = state.failures
     except Exception as exc:  # a broken store must not silence every plugin
@@ -282,9 +284,9 @@ def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
     return kept_out
 
 
-def _record(breaker: Any, report: Any, store: Any) -> None:
+def _record(breaker: Any, hook: str, report: Any, store: Any) -> None:
     try:
-        breaker.record(report.failures, report.succeeded, store)
+        breaker.record(hook, report.failures, report.succeeded, store)
     except Exception as exc:
         _logger.error("breaker_update_failed", error=str(exc))
 
@@ -301,6 +303,9 @@ def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> l
     guards = set(call.core.fail_closed)
     if not call.spec.permission or not guards:
         return []
+    unknown = sorted(str(name) for name in guards if name not in manager.infos)
+    if unknown:  # a misspelt guard would leave the gate open without a word (`omcm doctor` says it too)
+        _logger.error("fail_closed_unknown_plugin", plugins=unknown, installed=sorted(manager.infos)[:50])
     why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
     for name, count in kept_out.items():
         if name in guards:

@@ -128,7 +128,7 @@ class Manager(PluginRegistry):
         report.failures.append(
             Failure(plugin=name, version=version, kind=status, detail=detail, code=self.code_id(name))
         )
-        from omcm_core.redact import mask_head  # the detail quotes tool input; mask before the cut
+        from omcm_core.redact import mask_head, mask_tail  # the detail quotes tool input; mask before the cut
 
         _log.error(
             "plugin_failed",
@@ -138,7 +138,15 @@ class Manager(PluginRegistry):
             kind=status,
             ms=elapsed_ms,
             error=mask_head(detail, 2000),
+            # Where it failed, for the author: the end (the failing frame) kept, masked like the error.
+            **({"traceback": mask_tail(_traceback(value), 8000)} if isinstance(value, BaseException) else {}),
         )
+
+
+def _traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 def _checked(status: str, value: Any) -> tuple:

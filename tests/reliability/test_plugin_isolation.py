@@ -132,7 +132,7 @@ def test_three_failures_open_the_breaker_and_doctor_shows_it(rel_site, rel_basel
     assert (row["plugin"], row["failures"], row["open"], row["version"]) == ("rel-raise", 3, True, "0.2.0")
     assert "deliberate failure" in row["last_error"]
     assert any("rel-raise" in problem and "circuit breaker" in problem for problem in report["problems"])
-    (check,) = [c for s in report["sections"] for c in s["checks"] if c["id"] == "breaker.rel-raise"]
+    (check,) = [c for s in report["sections"] for c in s["checks"] if c["id"] == "breaker.rel-raise.pre_tool"]
     assert check["fix"] == "omcm plugins reset rel-raise"
 
 

@@ -114,3 +114,28 @@ def test_the_daemon_restarts_when_a_plugin_module_not_named_omcm_changes(rel_sit
     finally:
         daemon.stop(env)
     assert any(e["event"] == "daemon_code_changed_exit" for e in log_entries(home))
+
+
+def test_a_variable_passed_by_one_session_is_not_seen_by_the_next(rel_site, tmp_path):
+    """OMCM_PASS_ENV lets one caller hand a plugin a variable; it must not stay for later calls of others.
+
+    The daemon is spawned with its first caller's environment subset, passed variables included
+    (``starter._daemon_env``): the daemon here starts that way, then serves other sessions.
+    """
+    home = tmp_path / "home"
+    env = rel_site.env(home, ["rel-probe"], OMCM_DAEMON="1", OMCM_DAEMON_IDLE_S="60")
+    passing = {**env, "OMCM_PASS_ENV": "REL_*,PROBE_PASSED_TOKEN", "PROBE_PASSED_TOKEN": "first-callers-token"}
+    proc = _start_daemon(passing)
+    project = tmp_path / "project"
+    project.mkdir()
+    try:
+        assert _call(passing, project, 0o022, "UTC", "one", "debug")["passed"] == ["first-callers-token"] * 2
+        assert _call(env, project, 0o022, "UTC", "two", "debug")["passed"] == [None, None]
+        other = {**env, "OMCM_PASS_ENV": "REL_*,PROBE_*", "PROBE_PASSED_TOKEN": "second"}
+        assert _call(other, project, 0o022, "UTC", "three", "debug")["passed"] == ["second"] * 2
+        assert _call(env, project, 0o022, "UTC", "four", "debug")["passed"] == [None, None]
+    finally:
+        daemon.stop(env)
+        proc.wait(timeout=30)
+    served = [e.get("pid") for e in log_entries(home) if e["event"] == "dispatched"]
+    assert served == [proc.pid] * 4  # every answer came from the one daemon

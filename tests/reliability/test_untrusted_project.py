@@ -301,5 +301,5 @@ def test_a_symlinked_project_config_is_not_followed(tmp_path):
     config = Config.load(home, project, env={})
     assert config.sources == [] and "core" not in config.sections
     (project / ".claude" / "omcm.toml").unlink()
-    (project / ".claude" / "omcm.toml").write_text("[core]\nplugin_budget_ms = 7\n")
-    assert Config.load(home, project, env={}).sections["core"] == {"plugin_budget_ms": 7}
+    (project / ".claude" / "omcm.toml").write_text('[core]\nlanguage = "ko"\n')  # a key a project may set
+    assert Config.load(home, project, env={}).sections["core"] == {"language": "ko"}

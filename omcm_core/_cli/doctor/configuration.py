@@ -32,8 +32,45 @@ def configuration(probe: Probe) -> Iterator[Check]:
         elif section not in installed:
             trouble += 1
             yield _unknown_section(section, sorted(installed | {"core"}), where)
+    for p in config.ignored[:50]:
+        trouble += 1
+        yield warning(
+            f"config.project.{p.section}.{p.key}",
+            f"[{p.section}] {p.key} in {_where_project(probe)} is ignored: a project may only tighten the user's "
+            "settings (budgets, breakers, retention and sharing are the user's alone)",
+            fix=f"set it in {probe.tilde(probe.home / 'config.toml')} if you want it, or remove it from the project",
+        )
+    if len(config.ignored) > 50:
+        yield warning(
+            "config.project.more", f"{len(config.ignored) - 50} more keys of the project's config are ignored"
+        )
+    for check in _fail_closed_names(probe):
+        trouble += 1
+        yield check
     if trouble == 0 and not config.errors:
         yield ok("config.valid", "every section and key is known and valid")
+
+
+def _where_project(probe: Probe) -> str:
+    from omcm_core.config import PROJECT_CONFIG
+
+    return probe.tilde(probe.project / PROJECT_CONFIG) if probe.project else "the project's config"
+
+
+def _fail_closed_names(probe: Probe) -> Iterator[Check]:
+    """A misspelt guard in ``[core] fail_closed`` would leave the gate open without a word."""
+    names = probe.config.section("core", CoreConfig).fail_closed
+    installed = sorted(probe.manager.infos)
+    for name in names:
+        if name in probe.manager.infos:
+            continue
+        close = difflib.get_close_matches(str(name), installed, n=1, cutoff=0.6)
+        hint = f": did you mean {close[0]}?" if close else f" (installed: {', '.join(installed) or 'none'})"
+        yield error(
+            f"config.fail_closed.{name}",
+            f"[core] fail_closed names {name!r}, which is not an installed plugin{hint}: nothing guards in its place",
+            fix=f"edit {_where(probe, 'core')}: fix the name in fail_closed",
+        )
 
 
 def _schemas(probe: Probe) -> dict[str, type]:

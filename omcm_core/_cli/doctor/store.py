@@ -41,18 +41,21 @@ def breakers(probe: Probe) -> Iterator[Check]:
     rows = Breaker(probe.store, core.breaker_threshold, core.breaker_cooldown_s).rows()
     for row in rows:
         name = row["plugin"]
+        # One breaker per plugin, hook and project: say which.
+        where = f"{row['hook']} in {probe.tilde(row['project']) if row['project'] else 'calls without a project'}"
         if row["open"]:
             yield error(
-                f"breaker.{name}",
-                f"{name} is switched off by its circuit breaker after {row['failures']} failures: {row['last_error']}",
+                f"breaker.{name}.{row['hook']}",
+                f"{name} is switched off by its circuit breaker after {row['failures']} failures ({where}): "
+                f"{row['last_error']}",
                 fix=f"omcm plugins reset {name}",
                 data=row,
             )
         elif row["failures"]:
             yield warning(
-                f"breaker.{name}",
-                f"{name} failed {row['failures']} time(s) in a row (breaker opens at {core.breaker_threshold}): "
-                f"{row['last_error']}",
+                f"breaker.{name}.{row['hook']}",
+                f"{name} failed {row['failures']} time(s) in a row ({where}; breaker opens at "
+                f"{core.breaker_threshold}): {row['last_error']}",
                 data=row,
             )
     if not any(row["open"] or row["failures"] for row in rows):

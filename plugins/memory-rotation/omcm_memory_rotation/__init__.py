@@ -47,6 +47,8 @@ def check(folder, settings, log) -> list[str]:
         index.ensure_structure(folder)
     except UnsafePathError:  # a planted symlink: refused and logged by the helper; no rotation
         return []
+    if rotation.too_large(folder, log):
+        return []
     data = index.reconcile(folder, log)
     if not data["rotatedFiles"]:
         archives = legacy.migrate(folder, settings, log)

@@ -84,7 +84,9 @@ def migrate(folder: Path, settings: Settings, log) -> list[str]:
     if layout.tokens_of_file(memory) < settings.threshold_tokens or not acquire(folder):
         return []
     try:
-        content = read_confined_text(layout.root(folder), memory, single_link=True)
+        from omcm_memory_rotation.rotation import MAX_MEMORY_BYTES
+
+        content = read_confined_text(layout.root(folder), memory, max_bytes=MAX_MEMORY_BYTES, single_link=True)
         archives = []
         for chunk in split(content, settings.threshold_tokens):
             dates = [p["date"] for p in chunk if p["date"]]

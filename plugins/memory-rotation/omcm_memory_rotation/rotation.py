@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from omcm_memory_rotation.settings import Settings
 
 STALE_S = 60
+#: The largest memory.md rotated, whatever the settings (a project may raise threshold_tokens):
+#: a 2 GB sparse file planted in a repository was read whole (10 GB RSS) and archived non-sparse.
+MAX_MEMORY_BYTES = 16 * 1024 * 1024
 
 
 def _crash_point(name: str) -> None:
@@ -76,19 +79,34 @@ def release(folder: Path) -> None:
     unlink_confined(layout.root(folder), folder / layout.LOCK_FILE)
 
 
+def too_large(folder: Path, log) -> bool:
+    """memory.md is over :data:`MAX_MEMORY_BYTES`: refused (logged), neither read nor archived."""
+    size = layout.tokens_of_file(folder / layout.MEMORY_FILE) * layout.BYTES_PER_TOKEN
+    if size <= MAX_MEMORY_BYTES:
+        return False
+    log.error(
+        "memory_too_large",
+        bytes=size,
+        limit=MAX_MEMORY_BYTES,
+        fix="memory.md is far over any rotation threshold: trim it by hand",
+    )
+    return True
+
+
 def check_and_rotate(folder: Path, settings: Settings, log) -> str | None:
     """Rotate when memory.md holds ``threshold_tokens`` or more; returns the archive name."""
     memory = folder / layout.MEMORY_FILE
     top = layout.root(folder)
     if not settings.enabled or layout.tokens_of_file(memory) < max(settings.threshold_tokens, 1):
         return None
+    if too_large(folder, log):
+        return None
     if not acquire(folder):
         log.info("rotation_skipped_locked")
         return None
     try:
-        original = read_confined_bytes(
-            top, memory, single_link=True
-        )  # re-read under the lock; a hard link can point anywhere
+        # Re-read under the lock, bounded (it may have grown since); a hard link can point anywhere.
+        original = read_confined_bytes(top, memory, max_bytes=MAX_MEMORY_BYTES, single_link=True)
         tokens = -(-len(original) // layout.BYTES_PER_TOKEN)
         if tokens < max(settings.threshold_tokens, 1):
             return None
@@ -97,7 +115,7 @@ def check_and_rotate(folder: Path, settings: Settings, log) -> str | None:
         write_confined_atomic(top, folder / archive, original)
         _crash_point("after-archive")
         carry = layout.tail_by_tokens(original.decode("utf-8", errors="replace"), settings.carryover_tokens)
-        current = read_confined_bytes(top, memory, single_link=True)
+        current = read_confined_bytes(top, memory, max_bytes=MAX_MEMORY_BYTES * 2, single_link=True)
         if current != original:
             if not current.startswith(original):
                 # memory.md was rewritten meanwhile: keep it whole, drop our archive, try later.

@@ -181,3 +181,11 @@ def test_out_of_range_config_json_is_refused_with_a_log_line(project, home, log_
     assert settings.save_interval >= 1
     refused = [line for line in log_lines() if line["event"] == "memory_config_invalid"]
     assert refused and error in refused[0]["error"]
+
+
+def test_carryover_equal_to_threshold_is_refused(project, home, log_lines):
+    """Equal is not below: a carry-over as big as the threshold would rotate again at once, for ever."""
+    (home / "config.toml").write_text("[memory-rotation]\nthreshold_tokens = 5000\ncarryover_tokens = 5000\n")
+    assert settings_for(project, home) == Settings()
+    refused = [line for line in log_lines() if line["event"] == "memory_config_invalid"]
+    assert [r["error"] for r in refused] == ["carryover_tokens (5000) must be below threshold_tokens (5000)"]

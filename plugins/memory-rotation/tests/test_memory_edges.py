@@ -149,3 +149,39 @@ def test_l1_writer_does_not_hang_on_or_follow_a_planted_transcript(tmp_path, kin
     assert proc.returncode == 1
     written = [p for p in project.rglob("*.l1.jsonl")]
     assert written == [] and "OUTSIDE-TEXT" not in "".join(p.read_text() for p in project.rglob("*") if p.is_file())
+
+
+def test_a_huge_sparse_memory_md_is_refused_not_read_nor_archived(tmp_path):
+    """Issue 24 item 4: a repository's 2 GB sparse memory.md, with the threshold the project raised to its maximum."""
+    project = tmp_path / "project"
+    memory = layout.memory_dir(project)
+    memory.mkdir(parents=True)
+    (project / ".claude" / "omcm.toml").write_text(
+        "[memory-rotation]\nsave_interval = 1\nthreshold_tokens = 10000000\ncarryover_tokens = 9000000\n"
+    )
+    with open(memory / "memory.md", "wb") as fh:
+        fh.truncate(2 * 1024**3)
+    env = {
+        **os.environ,
+        "OMCM_LOAD_PLUGINS": "memory-rotation",
+        "OMCM_HOME": str(tmp_path / "home"),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "OMCM_DAEMON": "0",
+        "OMCM__CORE__PLUGIN_BUDGET_MS": "60000",  # the user's budget: the check is not cut short by time
+    }
+    from omcm_core.testing import post_tool_payload
+
+    payload = json.dumps(post_tool_payload("Read", {"file_path": "/a"}, {}, session_id="s", cwd=str(project)))
+    script = (
+        "import resource, subprocess, sys\n"
+        "proc = subprocess.run([sys.executable, '-m', 'omcm_core', 'hook'], input=sys.argv[1].encode(), capture_output=True)\n"
+        "print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, payload], capture_output=True, text=True, env=env, timeout=300)
+    code, rss_kb = out.stdout.split()
+    assert code == "0", out.stderr[-2000:]
+    assert int(rss_kb) < 300 * 1024, f"peak RSS {int(rss_kb) // 1024} MB"
+    assert sorted(p.name for p in memory.iterdir() if p.name.startswith("memory_")) == []  # nothing archived
+    assert (memory / "memory.md").stat().st_size == 2 * 1024**3
+    log = [json.loads(line) for line in (tmp_path / "home" / "logs" / "omcm.jsonl").read_text().splitlines()]
+    assert [e["limit"] for e in log if e["event"] == "memory_too_large"] == [16 * 1024 * 1024]

@@ -235,3 +235,27 @@ def test_doctor_reports_size_and_counts(labelled_home):
     doc = json.loads(omcm(labelled_home, "doctor", "--json").stdout)
     (report,) = [c["data"] for s in doc["sections"] for c in s["checks"] if c["id"] == "plugin.post-tool-observer"]
     assert report["observations"] == len(LABELLED) and report["store_bytes"] > 0
+
+
+def test_a_projects_retention_settings_cannot_delete_another_projects_observations(omcm_dispatch, omcm_home, tmp_path):
+    """Issue 24 item 2: one store holds every project's history; retention is the user's setting alone."""
+    work, cloned = tmp_path / "work", tmp_path / "cloned"
+    work.mkdir(), (cloned / ".claude").mkdir(parents=True)
+    (cloned / ".claude" / "omcm.toml").write_text(
+        "[post-tool-observer]\nmax_age_days = 0.000001\nmax_mb = 0.000001\nprune_interval_s = 0\n"
+    )
+    dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=ENV)
+    dispatch.env.pop("CLAUDE_PROJECT_DIR", None)
+    for n in range(30):
+        dispatch(post_tool_payload("Bash", {"command": f"make step{n}"}, {"stdout": "ok"}, cwd=str(work)))
+    env = {**os.environ, **ENV, "OMCM_HOME": str(omcm_home), "CLAUDE_PROJECT_DIR": str(cloned)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "observer-worker", "--prune"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cloned,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "pruned 0 observations" in proc.stdout
+    assert rows(omcm_home, "SELECT count(*) FROM observer_events") == [(30,)]

@@ -31,6 +31,7 @@ def post_tool(event, ctx):
         "cwd": ctx.cwd,
         "os_cwd": os.getcwd(),
         "secret_seen": "AWS_SECRET_ACCESS_KEY" in ctx.env,
+        "passed": [ctx.env.get("PROBE_PASSED_TOKEN"), os.environ.get("PROBE_PASSED_TOKEN")],
         "version": VERSION,
     }
     return Result(additional_context="rel-probe " + json.dumps(seen, sort_keys=True))
