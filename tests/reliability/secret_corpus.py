@@ -7,8 +7,10 @@ the needle is the random part that must never be found on disk afterwards.
 from __future__ import annotations
 
 import base64
+import json
 import random
 import string
+from typing import Any, NamedTuple
 
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 ALNUM = string.ascii_letters + string.digits
@@ -151,3 +153,101 @@ def structured(seed: int = 11) -> list[tuple[str, dict, str]]:
         needle = "plain" + _pick(rng, string.ascii_lowercase, 14)
         out.append((key, {"host": "db.internal", key: needle}, needle))
     return out
+
+
+class Shape(NamedTuple):
+    """One secret shape: ``value`` is the text of a command or its output, or an MCP tool's input (a dict)."""
+
+    name: str
+    value: str | dict[str, Any]
+    needle: str  # the random part that must never be found on disk
+
+    @property
+    def text(self) -> str:
+        return self.value if isinstance(self.value, str) else json.dumps(self.value)
+
+    @property
+    def tool_input(self) -> dict[str, Any]:
+        """The shape as a tool's input: a Bash command, or the MCP input itself."""
+        return self.value if isinstance(self.value, dict) else {"command": self.value}
+
+
+B32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".upper()  # bech32's alphabet (age keys are upper case)
+
+
+def issue_24_shapes(seed: int = 24) -> list[Shape]:
+    """The 29 shapes of issue 24 item 5 (28 that reached disk, plus the bare AWS secret key)."""
+    rng = random.Random(seed)
+    out: list[Shape] = []
+
+    def pw(n: int = 18) -> str:
+        return _pick(rng, ALNUM, n)
+
+    def add(name: str, template: str, needle: str) -> None:
+        out.append(Shape(name, template.format(s=needle), needle))
+
+    add("netrc", "machine api.example.com login alice password {s}", pw())
+    add("pgpass", "db.internal:5432:prod:app_user:{s}", pw())
+    add("docker-login-p", "docker login -u deploy -p {s} registry.example.com", pw())
+    add("redis-cli-a", "redis-cli -h cache.internal -p 6379 -a {s} ping", pw())
+    add("keytool-storepass", "keytool -list -keystore app.jks -storepass {s}", pw())
+    add("keytool-keypass", "keytool -genkeypair -alias app -keypass {s} -keystore app.jks", pw())
+    add("openssl-passin", "openssl rsa -in key.pem -passin pass:{s} -out plain.pem", pw())
+    add("openssl-passout", "openssl genrsa -aes256 -passout pass:{s} -out key.pem 4096", pw())
+    add("ldapsearch-w", "ldapsearch -x -H ldap://ldap.internal -D cn=admin,dc=example,dc=com -w {s} -b dc=example", pw())
+    add("sqlcmd-P", "sqlcmd -S db.internal -U sa -P {s} -Q 'SELECT 1'", pw())
+    add("smbclient-U", "smbclient //files.internal/share -U alice%{s} -c ls", pw())
+    add("htpasswd-b", "htpasswd -b -c /etc/nginx/.htpasswd alice {s}", pw())
+    k8s = base64.b64encode(("postgres://app:" + pw(20)).encode()).decode()
+    add(
+        "k8s-secret-data",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\ndata:\n  DATABASE_URL: {s}\n",
+        k8s,
+    )
+    add("env-name-value", '[{{"name": "DB_PASSWORD", "value": "{s}"}}, {{"name": "PORT", "value": "5432"}}]', pw())
+    add("gpg-passphrase", "GPG_PASSPHRASE={s} make release", pw())
+    add("credentials-env", "CREDENTIALS={s} ./deploy.sh", pw(24))
+    add("vault-hvs", "vault login {s}", "hvs." + _pick(rng, ALNUM + "_-", 90))
+    add("age-secret-key", "# public key: age1qqqq\n{s}\n", "AGE-SECRET-KEY-1" + _pick(rng, B32, 58))
+    putty = _pick(rng, ALNUM + "+/", 64)
+    add(
+        "putty-key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n"
+        "AAAAC3NzaC1lZDI1NTE5AAAAIH3yhYdp0m1x8cQ2Z8vUaT1cFqfX8GmMZ7q0xkR1FJ4u\nAAAAC3Nza\n"
+        "Private-Lines: 1\n{s}\nPrivate-MAC: " + _pick(rng, HEX, 64) + "\n",
+        putty,
+    )
+    add(
+        "discord-webhook",
+        "curl -X POST -d '{{\"content\": \"hi\"}}' https://discord.com/api/webhooks/"
+        + _pick(rng, string.digits, 18)
+        + "/{s}",
+        _pick(rng, ALNUM + "_-", 68),
+    )
+    add(
+        "telegram-bot-token",
+        "curl https://api.telegram.org/bot{s}/sendMessage -d chat_id=42",
+        _pick(rng, string.digits, 10) + ":AA" + _pick(rng, ALNUM + "_-", 33),
+    )
+    sig = _pick(rng, ALNUM, 30) + "%2B" + _pick(rng, ALNUM, 10) + "%3D"
+    add(
+        "azure-sas-sig",
+        "az storage blob download --blob-url 'https://acct.blob.core.windows.net/c/b.bin?sv=2022-11-02&ss=b"
+        "&srt=o&sp=r&se=2026-01-01T00:00:00Z&sig={s}'",
+        sig,
+    )
+    add("cookie-sessionid", "curl -H 'Cookie: sessionid={s}; csrftoken=abc' https://app.example.com/", pw(32))
+    add("api-key-underscore-flag", "python train.py --api_key {s} --epochs 3", pw(32))
+    add("password-after-nbsp", "Password:\u00a0{s}", pw())
+    needle = "plain" + _pick(rng, string.ascii_lowercase, 14)
+    out.append(Shape("mcp-secret-list", {"host": "db.internal", "passwords": [needle, "second-one"]}, needle))
+    needle = "plain" + _pick(rng, string.ascii_lowercase, 14)
+    out.append(Shape("mcp-secret-object", {"url": "https://x.example", "auth": {"user": "alice", "pw": needle}}, needle))
+    needle = "plain" + _pick(rng, string.ascii_lowercase, 14)
+    out.append(Shape("mcp-sibling-value", {"env": [{"name": "API_TOKEN", "value": needle}]}, needle))
+    add("aws-secret-bare", "printf '%s' {s} > ~/.cache/k", _pick(rng, ALNUM, 20) + "/" + _pick(rng, ALNUM, 19))
+    return out
+
+
+# The team helper (and any other test) sends these through its own path.
+ISSUE_24_SHAPES: list[Shape] = issue_24_shapes()
