@@ -15,7 +15,9 @@ import json
 
 import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, run_hook, spawn_hook
-from secret_corpus import corpus, structured
+from secret_corpus import ISSUE_24_SHAPES, corpus, ordinary_texts, secret_shapes, structured
+
+from omcm_core.redact import mask, mask_structured
 
 PLUGINS = ["rel-answer", "rel-leaky", "rel-rows", "post-tool-observer", "pre-tool-guide", "tool-counter"]
 PER_CALL = 7
@@ -41,6 +43,27 @@ def test_corpus_is_large_and_each_needle_is_distinctive():
     assert len({needle for _n, _t, needle in secrets}) == len(secrets)
     for name, text, needle in secrets:
         assert needle in text and len(needle) >= 16, name
+
+
+def test_the_breadth_corpus_is_large_and_distinct():
+    shapes, ordinary = secret_shapes(), ordinary_texts()
+    assert len(shapes) >= 150 and len(ordinary) >= 150
+    assert len(ISSUE_24_SHAPES) == 29
+    assert len({s.needle for s in shapes}) == len({s.name for s in shapes}) == len(shapes)
+    assert len(set(ordinary)) == len(ordinary)
+
+
+@pytest.mark.parametrize("shape", secret_shapes(), ids=lambda s: s.name)
+def test_every_secret_shape_is_masked(shape):
+    """Recall: each shape of the corpus (docs/reliability.md's table) loses its random part."""
+    masked = mask_structured(shape.value)
+    assert shape.needle not in json.dumps(masked), masked
+
+
+@pytest.mark.parametrize("text", ordinary_texts(), ids=lambda t: t[:40])
+def test_every_ordinary_text_stays_readable(text):
+    """Precision: errors, commands, code, paths, hashes, UUIDs and plain base64 come out unchanged."""
+    assert mask(text) == text
 
 
 @pytest.mark.slow

@@ -1,0 +1,121 @@
+"""detect-secrets' maintained detectors, as a second masking pass over recorded text.
+
+omcm's own rules (:mod:`omcm_core.redact`) know the shapes someone saw leak;
+detect-secrets (Yelp, a dependency) brings the provider detectors its
+maintainers keep adding. Imported lazily and only by masking: the library pulls
+in ``requests`` and ``yaml`` (about 100 ms cold), so nothing on PreToolUse's
+path may reach this module (tests/test_redact_library.py checks a cold call).
+
+Only the detectors that measured well on the corpus run (docs/reliability.md,
+"Secrets by breadth"): the keyword detector and the high-entropy detectors
+masked ordinary text (``incorrect``, git hashes, ``sha512-`` integrity
+strings) and are left out. When the library is missing or changes its private
+scanning function, this pass finds nothing and omcm's rules still run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: detect-secrets plugins run by omcm (class names, as in a detect-secrets baseline).
+PLUGINS = (
+    "ArtifactoryDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
+MAX_LINE = 4096  # longer lines are omcm's rules' alone: the library's regexes are not all bounded
+
+_state: dict[str, Any] = {"deferred": False}
+
+
+def defer() -> None:
+    """This process answers one PreToolUse call: mask with omcm's rules alone unless the library is loaded.
+
+    The warm dispatcher loads the library when it starts (:func:`load`), so
+    only a cold PreToolUse call (the fallback) records without it.
+    """
+    _state["deferred"] = True
+
+
+def load() -> bool:
+    """Import the library now (the warm dispatcher's start); True when it is usable."""
+    return _scanner(PLUGINS) is not None
+
+
+def active() -> bool:
+    return not _state["deferred"] or bool(_state.get("scanner"))
+
+
+def _scanner(plugins: tuple[str, ...]):
+    """(settings context factory, line scanner), or None when detect-secrets is not usable."""
+    if "scanner" not in _state:
+        try:
+            from detect_secrets.core import scan
+            from detect_secrets.settings import transient_settings
+
+            _state["scanner"] = (transient_settings, scan._process_line_based_plugins)
+        except Exception:  # not installed, or another major version: omcm's rules still run
+            _state["scanner"] = None
+    found = _state["scanner"]
+    if found is None:
+        return None
+    settings, process = found
+
+    def run(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        config = {"plugins_used": [{"name": name} for name in plugins]}
+        with settings(config):
+            return [(s.line_number, s.secret_value) for s in process(lines, filename="omcm-recorded.txt")]
+
+    return run
+
+
+def secret_values(text: str, plugins: tuple[str, ...] = PLUGINS) -> dict[int, set[str]]:
+    """The secret values detect-secrets finds in ``text``, by line index (0-based)."""
+    if not text or not active():
+        return {}
+    run = _scanner(plugins)
+    if run is None:
+        return {}
+    lines = [(n + 1, line) for n, line in enumerate(text.split("\n")) if len(line) <= MAX_LINE]
+    found: dict[int, set[str]] = {}
+    try:
+        for number, value in run(lines):
+            if value:
+                found.setdefault(number - 1, set()).add(value)
+    except Exception:  # a detector's bug must not lose the recording: omcm's rules already ran
+        return {}
+    return found
+
+
+def mask(text: str, plugins: tuple[str, ...] = PLUGINS) -> str:
+    """``text`` with every value the library's detectors find replaced by ``[REDACTED:library]``."""
+    found = secret_values(text, plugins)
+    if not found:
+        return text
+    lines = text.split("\n")
+    for index, values in found.items():
+        line = lines[index]
+        for value in sorted(values, key=len, reverse=True):
+            line = line.replace(value, "[REDACTED:library]")
+        lines[index] = line
+    return "\n".join(lines)
