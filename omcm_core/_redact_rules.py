@@ -192,7 +192,50 @@ _STRONG = (
 _NOT_STRONG = ("secretary", "secretsmanager")
 # The key names something about a secret, not the secret: PASSWORD_MIN_LENGTH, token_count, secret_id.
 _ABOUT = frozenset(
-    ["count", "length", "len", "limit", "max", "min", "type", "types", "url", "uri", "endpoint", "file", "path", "dir", "name", "names", "id", "ids", "field", "fields", "prompt", "policy", "expiry", "expires", "expiration", "ttl", "timeout", "header", "env", "ref", "required", "enabled", "mode", "size", "usage", "used", "rotation", "format", "kind", "version", "arn", "reset"]
+    [
+        "count",
+        "length",
+        "len",
+        "limit",
+        "max",
+        "min",
+        "type",
+        "types",
+        "url",
+        "uri",
+        "endpoint",
+        "file",
+        "path",
+        "dir",
+        "name",
+        "names",
+        "id",
+        "ids",
+        "field",
+        "fields",
+        "prompt",
+        "policy",
+        "expiry",
+        "expires",
+        "expiration",
+        "ttl",
+        "timeout",
+        "header",
+        "env",
+        "ref",
+        "required",
+        "enabled",
+        "mode",
+        "size",
+        "usage",
+        "used",
+        "rotation",
+        "format",
+        "kind",
+        "version",
+        "arn",
+        "reset",
+    ]
 )
 _PLACEHOLDER = R(
     r"""(?ix)
@@ -205,7 +248,32 @@ _PLACEHOLDER = R(
 )
 _WORD = R(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Words a value of a weak key ("auth: refresh tokens", "--password via the CLI") is not.
-_STOPWORDS = frozenset(["a", "an", "the", "via", "is", "are", "to", "for", "from", "with", "in", "on", "of", "as", "at", "by", "if", "or", "and", "not", "no", "be"])
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "via",
+        "is",
+        "are",
+        "to",
+        "for",
+        "from",
+        "with",
+        "in",
+        "on",
+        "of",
+        "as",
+        "at",
+        "by",
+        "if",
+        "or",
+        "and",
+        "not",
+        "no",
+        "be",
+    ]
+)
 # Keys that name a secret only sometimes ("auth: required"): their value must look random.
 _WEAK = frozenset(["auth", "authorization", "pass", "signature"])
 _RANDOM = R(r"(?=[A-Za-z0-9+/_-]{16,})(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])")
@@ -384,20 +452,78 @@ def _htpasswd(m: re.Match[str]) -> str:
 
 Rule = Callable[[str], str]
 
+# Substrings without which a rule cannot match: the rule's regex runs only when one is present
+# (``in`` is a fast scan; sixty regexes over every position of the text are not). Lower case for
+# case-insensitive patterns, which are checked against the lowered text.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "cookie": ("cookie", "-b "),
+    "htpasswd": ("htpasswd",),
+    "private": ("<private",),
+    "private-key": ("PRIVATE KEY",),
+    "putty-key": ("PuTTY-User-Key-File",),
+    "age-key": ("AGE-SECRET-KEY-1",),
+    "ansible-vault": ("$ANSIBLE_VAULT",),
+    "aws-access-key": ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": ("glpat-", "glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glimt-", "glft-", "gloas-"),
+    "slack-token": ("xox", "xapp-"),
+    "slack-webhook": ("hooks.slack.com",),
+    "discord-webhook": ("/api/webhooks/",),
+    "stripe-key": ("_live_", "_test_"),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "google-api-key": ("AIza",),
+    "google-oauth": ("GOCSPX-", "ya29."),
+    "vault-token": ("hvs.", "hvb.", "hvr."),
+    "jwt": ("eyJ",),
+    "password-hash": ("$",),
+    "url-credentials": ("://",),
+    "url-secret": ("=",),
+    "authorization": ("authorization",),
+    "bearer": ("bearer", "token", "basic"),
+    "smtp-auth": ("AUTH ",),
+    "pgpass": (":",),
+    "netrc": ("password",),
+    "sql-password": ("identified", "password"),
+    "xml-secret": ("</",),
+}
+
+
+_PROGRAMS = R(r"^(?:\(\?\w+\))?(?:\\b)?\(\?:([a-z0-9|\\.-]+)\)(?![?*{])")
+
+
+def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """A command-line rule's program names (``(?:zip|unzip)``, ``\\bredis-cli``), when the pattern starts with them."""
+    text = pattern.pattern
+    found = _PROGRAMS.match(text)
+    if found and "\\s" not in found.group(1):
+        return tuple(p.replace("\\", "") for p in found.group(1).split("|"))
+    plain = re.match(r"^\\b([a-z][a-z0-9-]+)\\b", text)
+    return (plain.group(1),) if plain else ()
+
 
 def rules(words: frozenset[str]) -> list[Rule]:
     """Every rule as a function of the text, in the order they run."""
     out: list[Rule] = []
 
-    def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]) -> Rule:
-        return lambda text: pattern.sub(repl, text)
+    def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
+        needles = _NEEDLES.get(kind) or _literals(pattern)
+        if not needles:
+            return lambda text: pattern.sub(repl, text)
+        lower = bool(pattern.flags & re.IGNORECASE)
 
-    out += [sub(p, _whole(kind)) for kind, p in _WHOLE]
+        def run(text: str) -> str:
+            seen = text.lower() if lower else text
+            return pattern.sub(repl, text) if any(n in seen for n in needles) else text
+
+        return run
+
+    out += [sub(p, _whole(kind), kind) for kind, p in _WHOLE]
     out.append(_k8s_secret)
     out.append(_env_entries(words))
-    out.append(sub(_COOKIE, _cookies))
-    out.append(sub(_HTPASSWD, _htpasswd))
-    out += [sub(p, _valued(kind)) for kind, p in _VALUED]
+    out.append(sub(_COOKIE, _cookies, "cookie"))
+    out.append(sub(_HTPASSWD, _htpasswd, "htpasswd"))
+    out += [sub(p, _valued(kind), kind) for kind, p in _VALUED]
     out.append(sub(_ASSIGNMENT, _assignment(words)))
     out.append(sub(_BARE_40, _bare_aws_secret))
     return out
