@@ -90,7 +90,13 @@ _VALUED: list[tuple[str, re.Pattern[str]]] = [
     ("bearer", R(r"(?i)\b(?:bearer|token|basic)\s+(?P<v>[A-Za-z0-9\-._~+/]{12,}=*)")),
     ("smtp-auth", R(r"\bAUTH\s+(?:PLAIN|LOGIN|XOAUTH2)\s+(?P<v>[A-Za-z0-9+/=]{8,})")),
     # Config files whose lines hold a password in a fixed place.
-    ("pgpass", R(r"(?m)^[^\s:#]{1,256}:(?:\d{1,5}|\*):[^\s:]{1,256}:[^\s:]{1,256}:(?P<v>[^\s:]{3,256})$")),
+    (
+        "pgpass",
+        R(
+            r"(?m)(?:^|(?<=[\s\"'`]))[^\s:#\"'`]{1,256}:(?:\d{1,5}|\*):[^\s:]{1,256}:[^\s:]{1,256}:"
+            r"(?P<v>[^\s:\"'`]{3,256})(?=$|[\s\"'`])"
+        ),
+    ),
     (
         "netrc",
         R(r"(?i)\b(?:machine[ \t]+\S{1,256}[ \t]+|default[ \t]+)?login[ \t]+\S{1,256}[ \t]+password[ \t]+(?P<v>\S+)"),
@@ -373,6 +379,31 @@ def _k8s_secret(text: str) -> str:
     return _JSON_DATA.sub(json_body, _YAML_DATA.sub(yaml_body, text))
 
 
+_JSON_CONTAINER = R(r"\"(?P<k>[^\"\n]{1,128})\"\s*:\s*(?P<body>\[[^\[\]{}]{0,10000}\]|\{[^{}]{0,10000}\})")
+_JSON_STRING = R(r"\"(?:[^\"\\\n]|\\.){0,4096}\"")
+_JSON_MEMBER_VALUE = R(r"(?P<k>\"[^\"\n]{1,128}\"\s*:\s*)\"(?:[^\"\\\n]|\\.){0,4096}\"")
+
+
+def _json_containers(words: frozenset[str]) -> Callable[[str], str]:
+    """``"passwords": ["…"]`` and ``"auth": {"pw": "…"}`` in JSON text: every string a secret-named key holds."""
+
+    def replace(m: re.Match[str]) -> str:
+        key = m.group("k")
+        if not (key_names_secret(key, words) or (key.endswith("s") and key_names_secret(key[:-1], words))):
+            return m.group(0)
+        body = m.group("body")
+        if body[0] == "[":
+            body = _JSON_STRING.sub('"[REDACTED]"', body)
+        else:
+            body = _JSON_MEMBER_VALUE.sub(lambda v: v.group("k") + '"[REDACTED]"', body)
+        return m.group(0)[: m.start("body") - m.start()] + body
+
+    def run(text: str) -> str:
+        return _JSON_CONTAINER.sub(replace, text) if '":' in text or '" :' in text else text
+
+    return run
+
+
 _ENV_JSON = R(
     r"\"(?:name|Name|key|Key)\"\s*:\s*\"(?P<n>[^\"\n]{1,128})\"\s*,\s*\"(?:value|Value)\"\s*:\s*\"(?P<v>[^\"\n]*)\""
 )
@@ -521,6 +552,7 @@ def rules(words: frozenset[str]) -> list[Rule]:
     out += [sub(p, _whole(kind), kind) for kind, p in _WHOLE]
     out.append(_k8s_secret)
     out.append(_env_entries(words))
+    out.append(_json_containers(words))
     out.append(sub(_COOKIE, _cookies, "cookie"))
     out.append(sub(_HTPASSWD, _htpasswd, "htpasswd"))
     out += [sub(p, _valued(kind), kind) for kind, p in _VALUED]

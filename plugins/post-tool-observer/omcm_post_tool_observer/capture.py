@@ -164,7 +164,8 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
         meta["query"] = tool_input.get("query")
         output = _text(r.get("results") if r else response)
     else:
-        output = _text(response)
+        # Masked as a structure first: inside JSON text a key's quotes are escaped and its rules see no key.
+        output = _text(mask_structured(response, max_chars=MAX_LENGTH))
     if error and not output:
         output = error
     meta = {k: v for k, v in meta.items() if v is not None}
