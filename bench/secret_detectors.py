@@ -138,17 +138,29 @@ def cost(kb: int = 64, rounds: int = 5) -> None:
         if i % 10 == 0:
             parts.append(shapes[i % len(shapes)].text)
         i += 1
-    text = "\n".join(parts)[: kb * 1024]
+    dense = "\n".join(parts)[: kb * 1024]
+    line = "   Compiling serde_json v1.0.117 (/home/dev/.cargo/registry/src/serde_json-1.0.117)\n"
+    build_log = (line * (kb * 1024 // len(line) + 1))[: kb * 1024]
+    for label, text in (("the corpus, mixed (dense with keywords and tokens)", dense), ("a build log", build_log)):
+        print(f"-- {label}")
+        _cost(text, kb, rounds)
+
+
+def _cost(text: str, kb: int, rounds: int) -> None:
     start = time.perf_counter()
-    _redact_library.mask("warm up: import the library")
+    _redact_library.mask("warm up: import the library xxxxxxxxxxxxxxxx")
     import_ms = (time.perf_counter() - start) * 1000
     print(f"machine: {platform.node()} {platform.machine()} {platform.python_version()}; text {len(text)} chars")
     print(f"first library call (import): {import_ms:.0f} ms")
-    for label, run in (
+    old = _old_redact()
+    runs: list[tuple[str, Callable[[], Any]]] = []
+    if old is not None:
+        runs.append((f"omcm rules at {OLD_COMMIT}", lambda: old.mask(text)))
+    for label, run in runs + [
         ("omcm rules", lambda: redact.mask(text, library=False)),
         ("omcm rules + provider detectors (shipped)", lambda: redact.mask(text)),
         ("detect-secrets, all plugins", lambda: _redact_library.mask(text, ALL_LIBRARY)),
-    ):
+    ]:
         times = []
         for _ in range(rounds):
             start = time.perf_counter()

@@ -15,6 +15,7 @@ scanning function, this pass finds nothing and omcm's rules still run.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: detect-secrets plugins run by omcm (class names, as in a detect-secrets baseline).
@@ -44,6 +45,9 @@ PLUGINS = (
     "TwilioKeyDetector",
 )
 MAX_LINE = 4096  # longer lines are omcm's rules' alone: the library's regexes are not all bounded
+# A line none of the provider detectors can match: no run of 11 token characters, no URL, no key.
+# Skipping those before the library's per-line machinery saves most of its cost on ordinary output.
+_CANDIDATE = re.compile(r"[A-Za-z0-9_+=-]{11}|://|PRIVATE")
 
 _state: dict[str, Any] = {"deferred": False}
 
@@ -59,32 +63,39 @@ def defer() -> None:
 
 def load() -> bool:
     """Import the library now (the warm dispatcher's start); True when it is usable."""
-    return _scanner(PLUGINS) is not None
+    return _detectors() is not None
 
 
 def active() -> bool:
-    return not _state["deferred"] or bool(_state.get("scanner"))
+    return not _state["deferred"] or bool(_state.get("detectors"))
 
 
-def _scanner(plugins: tuple[str, ...]):
-    """(settings context factory, line scanner), or None when detect-secrets is not usable."""
-    if "scanner" not in _state:
+def _detectors() -> list[Any] | None:
+    """The shipped detectors, built once (the plugins' own ``analyze_string``), or None without the library."""
+    if "detectors" not in _state:
         try:
-            from detect_secrets.core import scan
-            from detect_secrets.settings import transient_settings
+            from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-            _state["scanner"] = (transient_settings, scan._process_line_based_plugins)
+            classes = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+            _state["detectors"] = [classes[name]() for name in PLUGINS if name in classes]
         except Exception:  # not installed, or another major version: omcm's rules still run
-            _state["scanner"] = None
-    found = _state["scanner"]
-    if found is None:
-        return None
-    settings, process = found
+            _state["detectors"] = None
+    return _state["detectors"]
+
+
+def _engine(plugins: tuple[str, ...]):
+    """The library's own line scanner with its filters (for comparing all its plugins: bench/secret_detectors.py).
+
+    Not the shipped path: its per-line machinery (filters called through
+    ``inspect``) costs three times the detectors' regexes.
+    """
+    from detect_secrets.core import scan
+    from detect_secrets.settings import transient_settings
 
     def run(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
         config = {"plugins_used": [{"name": name} for name in plugins]}
-        with settings(config):
-            return [(s.line_number, s.secret_value) for s in process(lines, filename="omcm-recorded.txt")]
+        with transient_settings(config):
+            return [(s.line_number, s.secret_value) for s in scan._process_line_based_plugins(lines, "omcm.txt")]
 
     return run
 
@@ -93,15 +104,21 @@ def secret_values(text: str, plugins: tuple[str, ...] = PLUGINS) -> dict[int, se
     """The secret values detect-secrets finds in ``text``, by line index (0-based)."""
     if not text or not active():
         return {}
-    run = _scanner(plugins)
-    if run is None:
+    detectors = _detectors()
+    if detectors is None:
         return {}
-    lines = [(n + 1, line) for n, line in enumerate(text.split("\n")) if len(line) <= MAX_LINE]
+    lines = [(n, line) for n, line in enumerate(text.split("\n")) if len(line) <= MAX_LINE and _CANDIDATE.search(line)]
     found: dict[int, set[str]] = {}
     try:
-        for number, value in run(lines):
+        if plugins != PLUGINS:
+            lines = [(n, line) for n, line in enumerate(text.split("\n")) if len(line) <= MAX_LINE]
+            pairs = [(number - 1, value) for number, value in _engine(plugins)([(n + 1, x) for n, x in lines])]
+        else:
+            pairs = [(n, value) for n, line in lines for d in detectors for value in d.analyze_string(line)]
+        for index, value in pairs:
+            value = value.strip(" \t\"'=:")  # some detectors' matches include the character before and after
             if value:
-                found.setdefault(number - 1, set()).add(value)
+                found.setdefault(index, set()).add(value)
     except Exception:  # a detector's bug must not lose the recording: omcm's rules already ran
         return {}
     return found

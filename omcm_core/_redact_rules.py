@@ -488,6 +488,7 @@ Rule = Callable[[str], str]
 # case-insensitive patterns, which are checked against the lowered text.
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "cookie": ("cookie", "-b "),
+    "assignment": ("pass", "pwd", "secret", "token", "key", "auth", "credential", "session", "sessid", "psk"),
     "htpasswd": ("htpasswd",),
     "private": ("<private",),
     "private-key": ("PRIVATE KEY",),
@@ -556,6 +557,6 @@ def rules(words: frozenset[str]) -> list[Rule]:
     out.append(sub(_COOKIE, _cookies, "cookie"))
     out.append(sub(_HTPASSWD, _htpasswd, "htpasswd"))
     out += [sub(p, _valued(kind), kind) for kind, p in _VALUED]
-    out.append(sub(_ASSIGNMENT, _assignment(words)))
+    out.append(sub(_ASSIGNMENT, _assignment(words), "assignment"))
     out.append(sub(_BARE_40, _bare_aws_secret))
     return out

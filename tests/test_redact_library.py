@@ -39,11 +39,11 @@ def test_the_library_masks_what_the_rules_do_not_know():
 
 
 def test_a_broken_library_leaves_omcm_rules_in_charge(monkeypatch):
-    def broken(lines, filename):
-        raise RuntimeError("a detector's bug")
+    class Broken:
+        def analyze_string(self, line):
+            raise RuntimeError("a detector's bug")
 
-    assert _redact_library.load()
-    monkeypatch.setitem(_redact_library._state, "scanner", (_redact_library._state["scanner"][0], broken))
+    monkeypatch.setitem(_redact_library._state, "detectors", [Broken()])
     token = "gh" + "p_" + "".join(random.Random(3).choice(string.ascii_letters) for _ in range(36))
     assert mask(f"token {token} and {_mailchimp()}").startswith("token [REDACTED:github-token] and ")
 
