@@ -48,6 +48,19 @@ def secret_key(name: str) -> bool:
     return _redact_rules.key_names_secret(name, _SECRET_WORDS)
 
 
+def prepare() -> None:
+    """Load masking's detectors now: call before a write transaction whose body masks.
+
+    The first mask in a process imports detect-secrets (100-500 ms); inside a
+    transaction that would hold the store's write lock for it, and 24 hooks at
+    once then meet "database is locked".
+    """
+    from omcm_core import _redact_library
+
+    if _redact_library.active():
+        _redact_library.load()
+
+
 def mask(text: str, library: bool = True) -> str:
     """Return ``text`` with every secret-shaped value masked.
 

@@ -114,6 +114,10 @@ def _entries(lines: list[bytes]) -> list[dict]:
 
 # -- storing ----------------------------------------------------------------------
 def _save_file(store, path, info, mark, offset, skipping, now, entries: list[dict]) -> None:
+    if entries:
+        from omcm_core.redact import prepare
+
+        prepare()  # storing masks: import masking's detectors before taking the write lock
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO transcript_files(path, dev, ino, mark, offset, skipping, updated) VALUES(?, ?, ?, ?, ?, ?, ?) "

@@ -157,6 +157,9 @@ def same_prompt(store, session_id: str, prompt_id: str) -> None:
 
 def record(store, event, build, embed: bool) -> str:
     """Write one observation (and its outbox job) in one transaction; returns its event id."""
+    from omcm_core.redact import prepare
+
+    prepare()  # building the observation masks: import masking's detectors before taking the write lock
     event_id = str(uuid.uuid4())
     now = time.time()
     with store.transaction() as conn:
