@@ -76,7 +76,7 @@ def _detectors() -> list[Any] | None:
         try:
             from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-            classes = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+            classes: dict[str, Any] = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
             _state["detectors"] = [classes[name]() for name in PLUGINS if name in classes]
         except Exception:  # not installed, or another major version: omcm's rules still run
             _state["detectors"] = None
@@ -92,7 +92,7 @@ def _engine(plugins: tuple[str, ...]):
     from detect_secrets.core import scan
     from detect_secrets.settings import transient_settings
 
-    def run(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    def run(lines: list[tuple[int, str]]) -> list[tuple[int, str | None]]:
         config = {"plugins_used": [{"name": name} for name in plugins]}
         with transient_settings(config):
             return [(s.line_number, s.secret_value) for s in scan._process_line_based_plugins(lines, "omcm.txt")]
@@ -116,7 +116,7 @@ def secret_values(text: str, plugins: tuple[str, ...] = PLUGINS) -> dict[int, se
         else:
             pairs = [(n, value) for n, line in lines for d in detectors for value in d.analyze_string(line)]
         for index, value in pairs:
-            value = value.strip(" \t\"'=:")  # some detectors' matches include the character before and after
+            value = (value or "").strip(" \t\"'=:")  # some detectors' matches include the character before and after
             if value:
                 found.setdefault(index, set()).add(value)
     except Exception:  # a detector's bug must not lose the recording: omcm's rules already ran
