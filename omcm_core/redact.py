@@ -7,75 +7,9 @@ a masked false positive costs a little context, a leaked key costs the user.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("private", re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)),
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
-        ),
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{40,255})\b")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
-    ("slack-token", re.compile(r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}\b")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    # The password may itself hold "@": it runs to the last "@" before the host (bounded).
-    ("url-credentials", re.compile(r"(?<=://)[^/\s:@]{1,256}:[^\s/]{1,256}?(?=@[^\s@/]{1,256}(?:[/\s?#]|$))")),
-    # Passwords on command lines: mysql -pXXXX, sshpass -p XXXX, curl -u user:XXXX, and
-    # --password/--token/--api-key VALUE (the "--password=VALUE" form is the assignment rule's).
-    # No \b before the program: text may be JSON-escaped ("...\\nsshpass -p x").
-    (
-        "cli-password",
-        re.compile(
-            r"(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?=\s)[^\n|;&]{0,200}?\s-p([^\s'\"-][^\s'\"]{2,})"
-        ),
-    ),
-    ("cli-password", re.compile(r"sshpass\s[^\n|;&]{0,200}?-p\s*['\"]?([^\s'\"-][^\s'\"]{2,})")),
-    ("cli-password", re.compile(r"(?:\s-u|\s--user)(?:\s+|=)['\"]?[^\s:'\"]{1,128}:([^\s'\"]{3,})")),
-    (
-        "cli-password",
-        re.compile(
-            r"(?i)(?<![\w-])--?(?:password|passwd|pass|token|auth-token|access-token|api-key|apikey|secret|client-secret)"
-            r"\s+['\"]?([^\s'\"-][^\s'\"]{2,})"
-        ),
-    ),
-    ("bearer", re.compile(r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9\-._~+/]{12,}=*")),
-    (
-        "assignment",
-        re.compile(
-            r"""(?ix)
-            (["']?(?<![\w.-])[\w.-]{0,40}?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|auth)[\w.-]{0,40}["']?)
-            ([ \t]*[:=][ \t]*|[ \t]*=>[ \t]*)  # same line only: "auth:\n  token: x" must mask x, not "token:"
-            ("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s,;"'}{\\]{3,})  # unquoted values end at a backslash: text may be repr'd ("\n")
-            """
-        ),
-    ),
-]
-
-
-def _replace(kind: str):
-    if kind == "private":
-        return lambda m: "[PRIVATE]"
-    if kind == "assignment":
-        return lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]"
-    if kind == "bearer":
-        return lambda m: f"{m.group(1)} [REDACTED:bearer]"
-    if kind == "cli-password":  # keep the command, replace only the value
-        return lambda m: m.string[m.start() : m.start(1)] + "[REDACTED:cli-password]" + m.string[m.end(1) : m.end()]
-    return lambda m: f"[REDACTED:{kind}]"
-
-
-_COMPILED = [(pattern, _replace(kind)) for kind, pattern in _PATTERNS]
+from omcm_core import _redact_rules
 
 # Key names whose value is a secret whatever its shape ({"password": "hunter2"} has no
 # secret-looking value): words of the key, camelCase and snake_case split.
@@ -100,29 +34,49 @@ _SECRET_WORDS = frozenset(
         "secretkey",
         "clientsecret",
         "sessionkey",
+        "sessionid",
         "signature",
+        "pw",
+        "psk",
     ]
 )
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_RULES = _redact_rules.rules(_SECRET_WORDS)
 
 
 def secret_key(name: str) -> bool:
     """True when a key name (``password``, ``api_key``, ``apiKey``, ``X-Auth-Token``) names a secret."""
-    words = [w.lower() for w in _WORD.findall(name)]
-    pairs = {a + b for a, b in zip(words, words[1:], strict=False)}  # pairs of neighbours
-    return any(w in _SECRET_WORDS for w in words) or any(p in _SECRET_WORDS for p in pairs)
+    return _redact_rules.key_names_secret(name, _SECRET_WORDS)
 
 
-def mask(text: str) -> str:
+def prepare() -> None:
+    """Load masking's detectors now: call before a write transaction whose body masks.
+
+    The first mask in a process imports detect-secrets (100-500 ms); inside a
+    transaction that would hold the store's write lock for it, and 24 hooks at
+    once then meet "database is locked".
+    """
+    from omcm_core import _redact_library
+
+    if _redact_library.active():
+        _redact_library.load()
+
+
+def mask(text: str, library: bool = True) -> str:
     """Return ``text`` with every secret-shaped value masked.
 
     Mask before any cut: a cut can remove a private key's BEGIN line or part of
-    a token, and the rest no longer looks like a secret.
+    a token, and the rest no longer looks like a secret. ``library=False``
+    skips detect-secrets' detectors (:mod:`omcm_core._redact_library`): for the
+    PreToolUse path and the log, which must not pay for importing it.
     """
     if not text:
         return text
-    for pattern, repl in _COMPILED:
-        text = pattern.sub(repl, text)
+    for rule in _RULES:
+        text = rule(text)
+    if library:
+        from omcm_core import _redact_library
+
+        text = _redact_library.mask(text)
     return text
 
 
@@ -130,7 +84,7 @@ def mask(text: str) -> str:
 MARGIN = 8192
 
 
-def mask_head(text: str, limit: int, margin: int = MARGIN) -> str:
+def mask_head(text: str, limit: int, margin: int = MARGIN, library: bool = True) -> str:
     """The first ``limit`` characters of ``text``, masked as if the whole text had been.
 
     Masking megabytes costs seconds; this masks only the kept part plus ``margin``
@@ -138,40 +92,102 @@ def mask_head(text: str, limit: int, margin: int = MARGIN) -> str:
     and drops whatever the window's own cut may have split.
     """
     if len(text) <= limit + margin:
-        return mask(text)[:limit]
-    masked = mask(text[: limit + margin])
+        return mask(text, library)[:limit]
+    masked = mask(text[: limit + margin], library)
     return masked[: max(0, len(masked) - margin)][:limit]
 
 
-def mask_tail(text: str, limit: int, margin: int = MARGIN) -> str:
+def mask_tail(text: str, limit: int, margin: int = MARGIN, library: bool = True) -> str:
     """The last ``limit`` characters of ``text``, masked with ``margin`` characters of context before them."""
     if limit <= 0:
         return ""
     if len(text) <= limit + margin:
-        return mask(text)[-limit:]
-    return mask(text[-(limit + margin) :])[margin:][-limit:]
+        return mask(text, library)[-limit:]
+    return mask(text[-(limit + margin) :], library)[margin:][-limit:]
 
 
-def mask_structured(value: Any) -> Any:
+_NAME_KEYS = frozenset(["name", "Name", "key", "Key", "ParameterKey", "variable", "Variable"])
+_VALUE_KEYS = frozenset(["value", "Value", "ParameterValue"])
+CUT = "\n...[TRUNCATED]...\n"
+MAX_DEPTH = 50
+
+
+def mask_structured(value: Any, library: bool = True, max_chars: int | None = None) -> Any:
     """A JSON-like value with secrets masked: by key name first, then every string by shape.
 
     ``{"password": "hunter2", "api_key": "x", "nested": {"token": 1}}`` keeps its
-    keys and shape; the values of secret-named keys become ``[REDACTED]``. Use it
-    on structured tool input before serialising it anywhere.
+    keys and shape; the values of secret-named keys become ``[REDACTED]``, and
+    so does everything a secret-named key holds (``{"passwords": [...]}``,
+    ``{"auth": {...}}``) and a ``value`` beside a secret ``name``
+    (``{"name": "DB_PASSWORD", "value": ...}``). Use it on structured tool input
+    before serialising it anywhere.
+
+    With ``max_chars`` (recording: a 64 MB Bash command once took 35 s to mask
+    whole) a longer string keeps its masked head and tail around a marker, and
+    once ``8 * max_chars`` characters were masked the remaining strings are
+    replaced by the marker: the work is bounded whatever the input.
     """
+    budget = [8 * max_chars] if max_chars else None
+    return _walk(value, library, max_chars, budget, 0)
+
+
+def _walk(value: Any, library: bool, max_chars: int | None, budget: list[int] | None, depth: int) -> Any:
     if isinstance(value, str):
-        return mask(value)
+        return _string(value, library, max_chars, budget)
+    if depth > MAX_DEPTH:
+        return CUT.strip()
     if isinstance(value, dict):
+        sibling_secret = any(
+            k in _NAME_KEYS and isinstance(v, str) and secret_key(v) for k, v in value.items()
+        ) and any(k in _VALUE_KEYS for k in value)
         out = {}
         for k, v in value.items():
-            hidden = (
-                isinstance(k, str) and secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            named = isinstance(k, str) and (
+                secret_key(k) or (isinstance(v, (dict, list)) and k.endswith("s") and secret_key(k[:-1]))
             )
-            out[k] = "[REDACTED]" if hidden and v != "" else mask_structured(v)
+            if named or (sibling_secret and k in _VALUE_KEYS):
+                out[k] = _hidden(v, depth)
+            else:
+                out[k] = _walk(v, library, max_chars, budget, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [mask_structured(v) for v in value]
+        return [_walk(v, library, max_chars, budget, depth + 1) for v in value]
     return value
+
+
+def _hidden(value: Any, depth: int) -> Any:
+    """Everything a secret-named key holds: each string and number masked, the shape kept."""
+    if isinstance(value, bool) or value is None or value == "":
+        return value
+    if isinstance(value, (str, int, float)):
+        return "[REDACTED]"
+    if depth > MAX_DEPTH:
+        return "[REDACTED]"
+    if isinstance(value, dict):
+        return {k: _hidden(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_hidden(v, depth + 1) for v in value]
+    return "[REDACTED]"
+
+
+def _string(text: str, library: bool, max_chars: int | None, budget: list[int] | None) -> str:
+    if max_chars is None or budget is None:
+        return mask(text, library)
+    if budget[0] <= 0:
+        return CUT.strip() if text else text
+    if len(text) <= max_chars:
+        budget[0] -= len(text)
+        return mask(text, library)
+    budget[0] -= max_chars
+    return mask_cut(text, max_chars, library)
+
+
+def mask_cut(text: str, max_chars: int, library: bool = True) -> str:
+    """``text`` masked and cut to its head and tail (``max_chars`` in all, plus a marker), masking only those."""
+    if len(text) <= max_chars:
+        return mask(text, library)
+    half = max(1, (max_chars - len(CUT)) // 2)
+    return mask_head(text, half, library=library) + CUT + mask_tail(text, half, library=library)
 
 
 def mask_value(value: Any) -> Any:

@@ -48,7 +48,7 @@ MIGRATIONS = [
     CREATE TABLE transcript_files (
         path TEXT PRIMARY KEY,
         dev INTEGER, ino INTEGER,
-        mark BLOB,  -- the 64 bytes before offset, to notice a rewritten file
+        mark BLOB,  -- the 64 bytes before offset, to notice a rewritten file (hashed since version 2)
         offset INTEGER NOT NULL DEFAULT 0,
         skipping INTEGER NOT NULL DEFAULT 0,
         updated REAL NOT NULL
@@ -69,8 +69,23 @@ MIGRATIONS = [
     CREATE TABLE transcript_reported (tool_use_id TEXT PRIMARY KEY, ts REAL NOT NULL);
     CREATE INDEX transcript_reported_ts ON transcript_reported(ts);
     CREATE TABLE transcript_cursors (consumer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-    """
+    """,
+    lambda conn: _hash_raw_marks(conn),
 ]
+
+
+def _hash_raw_marks(conn) -> None:
+    """Version 2: marks were the transcript's raw last 64 bytes (a token sat there in clear); now their hash.
+
+    Hashing the old bytes gives what the reader now computes for the same place,
+    so a file goes on being read where it was.
+    """
+    from omcm_core._runtime.transcript_reading import MARK_PREFIX, mark_of
+
+    rows = conn.execute("SELECT path, mark FROM transcript_files WHERE mark IS NOT NULL").fetchall()
+    for path, mark in rows:
+        if not bytes(mark).startswith(MARK_PREFIX):
+            conn.execute("UPDATE transcript_files SET mark = ? WHERE path = ?", (mark_of(bytes(mark)), path))
 
 
 @attrs.frozen

@@ -250,3 +250,65 @@ def test_subagent_transcripts_are_read_when_settled(store, tmp_path):
 )
 def test_timestamps(text, expected):
     assert transcript_reading._timestamp(text, -1.0) == expected
+
+
+def test_a_partial_line_whose_rest_arrives_later_is_read_whole(store, tmp_path):
+    """Issue 30 item 7: half a line alone, read; then its rest (and half the next), read; then the rest."""
+    path = tmp_path / "t.jsonl"
+    first = lines(use("t1", name="Bash", command="make"))
+    second = lines(result("t1", "make: *** [all] Error 2", True))
+    path.write_bytes(first[:25])
+    assert read(store, path) == []
+    ((offset,),) = store.query("SELECT offset FROM transcript_files")
+    assert offset == 0  # nothing consumed: the half line waits
+    with open(path, "ab") as fh:
+        fh.write(first[25:] + second[:30])
+    assert read(store, path) == []  # the use is stored, its result not yet whole
+    with open(path, "ab") as fh:
+        fh.write(second[30:])
+    (call,) = read(store, path)
+    assert (call.tool_use_id, call.tool_input, call.is_error) == ("t1", {"command": "make"}, True)
+
+
+def test_the_stored_mark_is_a_hash_not_transcript_bytes(store, tmp_path):
+    """Issue 24 item 6: the rewrite check kept the transcript's last 64 bytes, a token in clear."""
+    path = tmp_path / "t.jsonl"
+    token = "gh" + "p_" + "Z9y8X7w6V5u4T3s2R1q0" * 2
+    path.write_bytes(lines(use("t1", name="Bash", command="ls"), {"type": "user", "note": token}))
+    read(store, path)
+    ((mark,),) = store.query("SELECT mark FROM transcript_files")
+    tail = path.read_bytes()[-64:]
+    assert not any(tail[i : i + 8] in bytes(mark) for i in range(len(tail) - 8))
+    assert token.encode()[:12] not in bytes(mark)
+
+
+def test_an_old_raw_mark_is_hashed_and_the_file_read_on_from_its_offset(tmp_path):
+    """A store written before the hash: the migration hashes the raw mark; reading goes on where it was."""
+    import sqlite3
+
+    home = tmp_path / "home"
+    path = tmp_path / "t.jsonl"
+    first = lines(use("t1", name="Bash", command="ls"))
+    path.write_bytes(first)
+    old = Store(home)
+    try:
+        old.migrate(transcript_tail.SCHEMA, transcript_tail.MIGRATIONS[:1])  # version 1, as before
+        with old.transaction() as conn:
+            conn.execute(
+                "INSERT INTO transcript_files(path, dev, ino, mark, offset, skipping, updated) VALUES(?, ?, ?, ?, ?, 0, 0)",
+                (str(path), path.stat().st_dev, path.stat().st_ino, first[-64:], len(first)),
+            )
+    finally:
+        old.close()
+    with open(path, "ab") as fh:
+        fh.write(lines(result("t1", "boom", True)))
+    new = Store(home)
+    try:
+        # t1's use was in the part read before (under version 1): only its result is new, so nothing pairs.
+        assert read(new, path) == []
+        ((mark, offset),) = new.query("SELECT mark, offset FROM transcript_files")
+        assert first[-64:] not in bytes(mark) and offset == path.stat().st_size
+    finally:
+        new.close()
+    with sqlite3.connect(home / "omcm.db") as db:
+        assert first[-40:] not in b"".join(bytes(m or b"") for (m,) in db.execute("SELECT mark FROM transcript_files"))

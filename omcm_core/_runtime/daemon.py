@@ -234,7 +234,9 @@ def run(env: dict | None = None) -> int:
         with listener.run_lock(path, env):
             warm_start_ns = time.time_ns()
             dispatch.manager_for(env)
-            from omcm_core import config, context, redact, store  # noqa: F401
+            from omcm_core import _redact_library, config, context, redact, store  # noqa: F401
+
+            _redact_library.load()  # masking's detectors: imported once here, not during a PreToolUse call
             from omcm_core._runtime import breaker, merge, payload  # noqa: F401
 
             payload.converter()

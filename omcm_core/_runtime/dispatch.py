@@ -85,6 +85,10 @@ def handle(
         event = read_event(raw, argv_event)
         if event is None:
             return EMPTY
+        if one_call and event.hook_event_name == "PreToolUse":
+            from omcm_core import _redact_library  # no import of its own: a flag
+
+            _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
         return _answer(event, env, home, manager, keeper, started)
     except BaseException as exc:  # the session must never break because of us

@@ -22,6 +22,7 @@ MAX_LINE = 512 << 10  # longer lines are skipped (an image pasted as base64, gar
 FIRST_WINDOW = 8 << 20  # a file first seen at 2 GB is read from its last 8 MB
 RESULT_CHARS = 4000  # stored per result, after masking
 KEEP_S = 7 * 86400
+MARK_PREFIX = b"b2:"  # a stored mark is this and a BLAKE2b digest (before: the raw bytes)
 
 
 # -- reading --------------------------------------------------------------------
@@ -50,8 +51,17 @@ def ingest(store, path: str, now: float) -> None:
 
 
 def _mark(fd: int, offset: int) -> bytes:
-    """The bytes just before ``offset``: an appended file still has them, a rewritten one rarely does."""
-    return os.pread(fd, min(offset, 64), max(0, offset - 64))
+    """A hash of the bytes just before ``offset``: an appended file still has them, a rewritten one rarely does.
+
+    A hash, not the bytes: the transcript's last 64 bytes may hold a token, and the store keeps the mark for good.
+    """
+    return mark_of(os.pread(fd, min(offset, 64), max(0, offset - 64)))
+
+
+def mark_of(tail: bytes) -> bytes:
+    from hashlib import blake2b  # only when a transcript is read
+
+    return MARK_PREFIX + blake2b(tail, digest_size=16).digest()
 
 
 def _resume(fd: int, row: Sequence[tuple], info: os.stat_result) -> tuple[int, bool]:
@@ -104,6 +114,10 @@ def _entries(lines: list[bytes]) -> list[dict]:
 
 # -- storing ----------------------------------------------------------------------
 def _save_file(store, path, info, mark, offset, skipping, now, entries: list[dict]) -> None:
+    if entries:
+        from omcm_core.redact import prepare
+
+        prepare()  # storing masks: import masking's detectors before taking the write lock
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO transcript_files(path, dev, ino, mark, offset, skipping, updated) VALUES(?, ?, ?, ?, ?, ?, ?) "
@@ -169,7 +183,8 @@ def _masked_json(value: dict) -> str:
     """The tool's input as JSON, masked, each long value cut (the keys, such as file_path, stay usable)."""
     from omcm_core import redact
 
-    value = redact.mask_structured(value)  # by key name: {"password": ...} whatever it looks like
+    # By key name ({"password": ...} whatever it looks like); a long value is cut to its masked head and tail first.
+    value = redact.mask_structured(value, max_chars=RESULT_CHARS)
     shown: dict[str, Any] = {}
     for key, item in list(value.items())[:50]:
         text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)

@@ -1,7 +1,7 @@
 """L1: the session's raw transcript, kept as ``sessions/<date>_<session>.l1.jsonl``.
 
 One JSON line per user or assistant message (role, text, timestamp), secrets
-masked. Written by ``omcm memory write-l1`` in a detached process, because all
+masked (a message longer than ``MAX_MESSAGE`` keeps its head and tail). Written by ``omcm memory write-l1`` in a detached process, because all
 SessionEnd hooks share 1.5 s.
 
 The transcript path comes from the hook's input, so reading it is bounded: only
@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from omcm_core.confined import write_confined_atomic
-from omcm_core.redact import mask
+from omcm_core.redact import mask_cut
 from omcm_memory_rotation import layout
 
 MAX_SCAN = 256 * 1024 * 1024
 MAX_LINE = 8 * 1024 * 1024
 MAX_OUTPUT = 32 * 1024 * 1024
+MAX_MESSAGE = 64 * 1024  # characters kept of one message (masked head and tail): masking 8 MB took seconds
 _NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 
 
@@ -89,7 +90,11 @@ def messages(transcript: Path) -> Iterator[dict]:
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         text = _text(message.get("content"))
         if text.strip():
-            yield {"role": message.get("role", entry["type"]), "content": mask(text), "ts": entry.get("timestamp")}
+            yield {
+                "role": message.get("role", entry["type"]),
+                "content": mask_cut(text, MAX_MESSAGE),
+                "ts": entry.get("timestamp"),
+            }
 
 
 def write(folder: Path, transcript: Path, session_id: str) -> Path:

@@ -64,11 +64,16 @@ def truncate(text: str) -> str:
 
 
 def mask_and_truncate(text: str) -> str:
-    """``truncate(mask(text))`` without masking megabytes: each kept part is masked with its context."""
-    lines = text.split("\n")
-    if len(lines) > MAX_LINES:
-        head = mask_head(text, sum(map(len, lines[:50])) + 49)
-        tail = mask_tail(text, sum(map(len, lines[-50:])) + 49)
+    """``truncate(mask(text))`` without masking megabytes: each kept part is masked with its context.
+
+    Only the kept parts are masked, each at most MAX_LENGTH long: a 64 MB command
+    once held the GIL 35 s while it was masked whole.
+    """
+    if text.count("\n") >= MAX_LINES:
+        head_end = _nth_newline(text, 50)
+        tail_start = _nth_newline_from_end(text, 50) + 1
+        head = mask_head(text, min(head_end, MAX_LENGTH))
+        tail = mask_tail(text, min(len(text) - tail_start, MAX_LENGTH))
         text = head + MARKER + tail  # both parts masked: the byte cap below cuts masked text
     elif len(text) > MAX_LENGTH:
         half = (MAX_LENGTH - len(MARKER)) // 2
@@ -76,6 +81,21 @@ def mask_and_truncate(text: str) -> str:
     else:
         return mask(text)
     return truncate(text)
+
+
+def _nth_newline(text: str, n: int) -> int:
+    """The index of the ``n``-th newline (there are at least ``n``)."""
+    pos = -1
+    for _ in range(n):
+        pos = text.find("\n", pos + 1)
+    return pos
+
+
+def _nth_newline_from_end(text: str, n: int) -> int:
+    pos = len(text)
+    for _ in range(n):
+        pos = text.rfind("\n", 0, pos)
+    return pos
 
 
 def file_type(path: str | None) -> str | None:
@@ -144,17 +164,19 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
         meta["query"] = tool_input.get("query")
         output = _text(r.get("results") if r else response)
     else:
-        output = _text(response)
+        # Masked as a structure first: inside JSON text a key's quotes are escaped and its rules see no key.
+        output = _text(mask_structured(response, max_chars=MAX_LENGTH))
     if error and not output:
         output = error
     meta = {k: v for k, v in meta.items() if v is not None}
-    return mask_and_truncate(output), mask_structured(meta)
+    return mask_and_truncate(output), mask_structured(meta, max_chars=MAX_LENGTH)  # the command may be 64 MB
 
 
 def observation(event, duration_ms: float | None, prompt_index: int, tool_index: int) -> dict[str, Any]:
     """The stored observation (toolName, toolInput, toolOutput, metadata, ...), masked and size-capped."""
     output, meta = output_and_metadata(event.tool_name, event.tool_input, event.tool_response, event.error)
-    tool_input = mask_structured(event.tool_input)  # {"password": ...} by key name, then by shape
+    # {"password": ...} by key name, then by shape; each long string cut to its masked head and tail first.
+    tool_input = mask_structured(event.tool_input, max_chars=MAX_LENGTH)
     text_input = json.dumps(tool_input, ensure_ascii=False, default=str)
     if len(text_input) > MAX_LENGTH:  # a huge Write: keep the call, cap its input
         tool_input = {"truncated": truncate(text_input)}

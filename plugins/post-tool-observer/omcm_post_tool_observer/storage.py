@@ -165,6 +165,9 @@ def record(store, event, build, embed: bool, project: str | None = None) -> str:
     """Write one observation (and its outbox job) in one transaction; returns its event id.
 
     ``project`` is the project folder the call was made in (``ctx.project_dir``)."""
+    from omcm_core.redact import prepare
+
+    prepare()  # building the observation masks: import masking's detectors before taking the write lock
     event_id = str(uuid.uuid4())
     now = time.time()
     with store.transaction() as conn:

@@ -13,9 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from omcm_core.redact import mask, mask_head
+from omcm_core.redact import MARGIN, mask_head
 
 MAX_ERROR = 500
+MASKED_ERROR = 16_384  # of the raw error, masked before it is normalized and cut to MAX_ERROR
 
 _TAGS = re.compile(r"</?tool_use_error>")
 #: Failures that say nothing about the tool call itself: nothing to learn.
@@ -54,7 +55,9 @@ def unify_separators(path: str) -> str:
 
 def normalize_error(raw: str) -> str:
     """The stable form of ``raw`` (secrets masked, variable parts replaced)."""
-    text = unify_separators(mask(_TAGS.sub("", raw or ""))).replace("\r", "")
+    # Only the start is kept: mask that (with its margin), not a 64 MB error whole.
+    text = unify_separators(mask_head(_TAGS.sub("", (raw or "")[: MASKED_ERROR + MARGIN]), MASKED_ERROR))
+    text = text.replace("\r", "")
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     text = "\n".join(lines)
     for pattern, repl in _SUBSTITUTIONS:
@@ -97,7 +100,7 @@ def displayed(rows, project_dir: str | None) -> list[tuple[str, Any]]:
 
 def is_mistake(raw: str) -> bool:
     """False for rejections and interruptions, which teach nothing about the call."""
-    text = _TAGS.sub("", raw or "").strip()
+    text = _TAGS.sub("", (raw or "")[:4096]).strip()
     return bool(text) and not text.startswith(NOT_MISTAKES)
 
 
