@@ -47,12 +47,13 @@ def collect(inv: Invocation) -> list[tuple[str, Any]]:
 
 def bounded(value: Any, limit: int) -> str:
     """The tool's answer as the model will read it: JSON, masked, at most ``limit`` characters."""
-    from omcm_core.redact import mask
+    from omcm_core.redact import mask_head
 
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
-    text = mask(text)
-    if len(text) > limit:
-        note = f"\n[omcm: answer cut at {limit:,} of {len(text):,} characters; narrow the query or lower `limit`]"
+    size = len(text)
+    text = mask_head(text, limit)  # masks only what can be shown (a margin past it, so no secret is cut in two)
+    if size > limit:
+        note = f"\n[omcm: answer cut at {limit:,} of {size:,} characters; narrow the query or lower `limit`]"
         text = text[: max(0, limit - len(note))] + note
     return text
 
