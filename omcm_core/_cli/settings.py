@@ -38,18 +38,27 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         path = _settings_file(args, inv)
         # Register only the events some enabled plugin answers: every registered event costs a process per call.
         hooks = {h for info in inv.manager.enabled() for h in info.hooks}
-        events = settings.events_for_hooks(hooks, settings.client_version())
+        version = settings.client_version()
+        events = settings.events_for_hooks(hooks, version)
         if not events:
             print("omcm: no installed plugin implements a hook; nothing to register.", file=sys.stderr)
             return 1
-        result = settings.install(inv.home, path, events)
+        from omcm_core.config import CoreConfig
+
+        guard = bool(inv.config.section("core", CoreConfig).fail_closed)  # a guard that cannot load denies too
+        result = settings.install(inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version))
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
     if result.get("already"):
         print(f"omcm is already installed in {path}")
     else:
-        print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+        if result["added"]:
+            print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+        if result.get("rewritten"):
+            print(f"omcm updated in {path} for: {', '.join(a['event'] for a in result['rewritten'])}")
+    for note in settings.install_notes(hooks, version, args.scope if not args.settings else None):
+        print(f"omcm: {note}", file=sys.stderr)
     return 0
 
 

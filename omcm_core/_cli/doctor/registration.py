@@ -52,6 +52,24 @@ def registration(probe: Probe) -> Iterator[Check]:
     wanted = _wanted_events(probe)
     for path, events in registered.items():
         yield from _coverage(probe, path, files[path], events, wanted)
+    yield from _client_unknown(probe)
+
+
+def _client_unknown(probe: Probe) -> Iterator[Check]:
+    """Events left out because `claude` was not found: say why, not "run omcm install" (which would leave them out again)."""
+    from omcm_core._cli.install import client_version
+    from omcm_core.events import EVENTS
+
+    hooks = {hook for plugin in probe.manager.enabled() for hook in plugin.hooks}
+    needs = [spec for spec in EVENTS.values() if spec.hook in hooks and spec.min_client]
+    if needs and client_version() is None:
+        names = ", ".join(spec.name for spec in needs)
+        yield warning(
+            "settings.client_unknown",
+            f"{names} not registered: `claude` is not on PATH, so omcm cannot tell whether your Claude Code "
+            f"knows {'them' if len(needs) > 1 else 'it'} (a client that does not would reject the settings file)",
+            fix="omcm install  # from a shell where `claude --version` works",
+        )
 
 
 def _settings_files(probe: Probe) -> dict[Path, str]:
@@ -137,26 +155,46 @@ def _coverage(probe: Probe, path: Path, scope: str, events: set[str], wanted: di
     yield from _commands(probe, path, scope, f"omcm uninstall{install[len('omcm install') :]} && {install}")
 
 
+def _programs(command: str) -> tuple[list[str], bool]:
+    """The absolute paths a registered command runs (interpreter, fast_hook.py), and whether it is the old file form.
+
+    ``python -S .../fast_hook.py EVENT`` (before the ``-c`` form) exits 2, a blocking
+    error, once that file is gone.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return [], False
+    head = words[:3] if "-c" not in words[:3] else [words[0]] + words[3:5]
+    programs = [w for w in head if w.startswith("/") and (w is words[0] or w.endswith(("fast_hook.py", "omcm")))]
+    return programs, any(w.endswith("fast_hook.py") for w in words[:3])
+
+
 def _commands(probe: Probe, path: Path, scope: str, reinstall: str) -> Iterator[Check]:
-    """Commands that cannot run, run twice, or run another omcm (after a move to pipx, say)."""
+    """Commands that cannot run, run twice, run another omcm (after a move to pipx, say), or could block."""
     from collections import Counter
 
     import omcm_core
 
     shown, ours = probe.tilde(path), (Path(omcm_core.__file__).parent / "fast_hook.py").resolve()
     found = installed_commands(path)
-    gone, others = set(), set()
-    for _event, command in found:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            continue
-        gone |= {w for w in words[:3] if w.startswith("/") and not Path(w).exists()}
-        others |= {w for w in words[:3] if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+    gone, others, old_form = set(), set(), set()
+    for event, command in found:
+        programs, old = _programs(command)
+        gone |= {w for w in programs if not Path(w).exists()}
+        others |= {w for w in programs if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+        if old:
+            old_form.add(event)
     for program in sorted(gone):
         yield error(
             f"settings.{scope}.missing_program",
             f"{shown} runs {program}, which does not exist (omcm was moved or reinstalled)",
+            fix=reinstall,
+        )
+    if old_form and not gone:
+        yield warning(
+            f"settings.{scope}.old_form",
+            f"{shown} runs omcm's hook file directly, which blocks every prompt once a reinstall moves it",
             fix=reinstall,
         )
     twice = sorted(event for event, n in Counter(event for event, _ in found).items() if n > 1)
