@@ -305,3 +305,77 @@ def test_a_daemon_whose_installation_was_removed_retires_while_its_session_lives
     finally:
         claude.kill()
         claude.communicate(timeout=10)
+
+
+def test_claude_files_shipped_in_the_package_are_the_plugin_routes_bytes():
+    from omcm_core._cli.install import CLAUDE_FILES, CLAUDE_FILES_DIR
+
+    root = Path(__file__).resolve().parents[1]
+    for names in CLAUDE_FILES.values():
+        for name in names:
+            assert (CLAUDE_FILES_DIR / name).read_bytes() == (root / name).read_bytes(), name
+    shipped = {str(p.relative_to(root / "commands")) for p in (root / "commands").glob("*.md")}
+    assert shipped == {Path(n).name for n in CLAUDE_FILES["persistent-mode"]}
+
+
+def test_slash_commands_start_with_the_trigger_persistent_mode_reads():
+    """The client hands UserPromptSubmit the typed `/ralph-loop TASK`; the model reads the expansion: both must trigger."""
+    keywords = pytest.importorskip("omcm_persistent_mode.keywords")
+    from omcm_core._cli.install import CLAUDE_FILES_DIR
+
+    for name in ("ralph-loop", "ultrawork", "ultrawork-ralph", "cancel-ralph", "cancel-ultrawork"):
+        body = (CLAUDE_FILES_DIR / "commands" / f"{name}.md").read_text().split("---\n", 2)[2]
+        for prompt in (f"/{name} fix the tests", body.replace("$ARGUMENTS", "fix the tests")):
+            found = keywords.detect(prompt)
+            if name.startswith("cancel-"):
+                assert found.cancel, prompt
+            else:
+                assert (found.mode, found.task) == (name, "fix the tests"), prompt
+
+
+def test_install_copies_the_commands_and_uninstall_removes_exactly_those(tmp_path, monkeypatch):
+    from omcm_core._cli.install import install_files, uninstall_files
+
+    claude, home = tmp_path / ".claude", tmp_path / "home"
+    settings = claude / "settings.json"
+    (claude / "commands").mkdir(parents=True)
+    mine = claude / "commands" / "cancel-ultrawork.md"
+    mine.write_text("my own\n")  # the user's file of the same name: never overwritten, never removed
+    install(home, settings, EVENTS, BASE)
+    names = ["commands/ralph-loop.md", "commands/cancel-ralph.md", "commands/cancel-ultrawork.md"]
+    names += ["skills/memory-rotate/SKILL.md"]
+    result = install_files(home, settings, names)
+    assert result["kept"] == [str(mine)] and len(result["written"]) == 3
+    assert (claude / "skills" / "memory-rotate" / "SKILL.md").exists()
+    assert install_files(home, settings, names) == {"written": [], "kept": [str(mine)]}  # idempotent
+    edited = claude / "commands" / "cancel-ralph.md"
+    edited.write_text(edited.read_text() + "my note\n")  # changed after install: the user's now
+    removed = uninstall_files(home, settings)
+    assert removed["kept"] == [str(edited)] and len(removed["removed"]) == 2
+    assert mine.read_text() == "my own\n" and edited.exists()
+    assert not (claude / "commands" / "ralph-loop.md").exists() and not (claude / "skills").exists()
+    uninstall(home, settings)
+
+
+def test_cli_install_puts_the_commands_in_the_chosen_scope(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "OMCM_HOME": str(tmp_path / "omcm"),
+        "OMCM_LOAD_PLUGINS": "persistent-mode",
+    }
+    pytest.importorskip("omcm_persistent_mode")
+
+    def omcm(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "omcm_core", *args], capture_output=True, text=True, env=env, cwd=project
+        )
+
+    done = omcm("install", "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".claude" / "commands" / "ralph-loop.md").exists() and not (tmp_path / ".claude").exists()
+    assert "--scope local" in done.stderr  # the project file holds this machine's paths: said
+    assert omcm("uninstall", "--scope", "project").returncode == 0
+    assert not (project / ".claude" / "commands").exists() and not (project / ".claude" / "settings.json").exists()

@@ -47,6 +47,8 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
 
         guard = bool(inv.config.section("core", CoreConfig).fail_closed)  # a guard that cannot load denies too
         result = settings.install(inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version))
+        names = settings.claude_files_for({info.name for info in inv.manager.enabled()})
+        files = settings.install_files(inv.home, path, names)
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
@@ -57,6 +59,12 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
             print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
         if result.get("rewritten"):
             print(f"omcm updated in {path} for: {', '.join(a['event'] for a in result['rewritten'])}")
+    if files["written"]:
+        print(
+            f"omcm added {len(files['written'])} file(s) for Claude Code in {path.parent}: {_shown(files['written'], path)}"
+        )
+    for kept in files["kept"]:
+        print(f"omcm: kept your {kept} (it differs from omcm's; delete it and run `omcm install` to get omcm's)")
     for note in settings.install_notes(hooks, version, args.scope if not args.settings else None):
         print(f"omcm: {note}", file=sys.stderr)
     return 0
@@ -67,10 +75,19 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
 
     try:
         path = _settings_file(args, inv)
+        files = settings.uninstall_files(inv.home, path)
         result = settings.uninstall(inv.home, path)
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
     note = result.get("note") or ("original file restored" if result.get("restored") else "omcm entries removed")
     print(f"{path}: {note}")
+    if files["removed"]:
+        print(f"removed {len(files['removed'])} file(s) omcm had added: {_shown(files['removed'], path)}")
+    for kept in files["kept"]:
+        print(f"kept {kept}: you changed it after omcm added it")
     return 0
+
+
+def _shown(paths: list[str], settings: Path) -> str:
+    return ", ".join(str(Path(p).relative_to(settings.parent)) for p in paths)
