@@ -323,3 +323,14 @@ def test_stop_failure_left_out_for_want_of_claude_gets_advice_that_works(env, tm
     proc, report = doctor_json(env)
     unknown = checks(report)["settings.client_unknown"]
     assert "StopFailure" in unknown["message"] and "claude --version" in unknown["fix"]
+
+
+def test_the_plugin_route_seen_from_a_shell_is_not_told_to_run_omcm_install(env, tmp_path):
+    """`claude plugin install omcm@omcm` enables it in settings.json; `omcm install` there would run every hook twice."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"omcm@omcm": True}}))
+    proc, report = doctor_json(env)
+    found = checks(report)
+    assert "settings.none" not in found and proc.returncode == 0, report["errors"]
+    assert found["settings.plugin"]["level"] == "ok" and "omcm@omcm" in found["settings.plugin"]["message"]

@@ -34,9 +34,9 @@ def registration(probe: Probe) -> Iterator[Check]:
         events = {event for event, _ in installed_commands(path)}
         if events:
             registered[path] = events
-    if probe.env.get("CLAUDE_PLUGIN_ROOT"):
-        root = probe.env["CLAUDE_PLUGIN_ROOT"]
-        yield ok("settings.plugin", f"loaded as a Claude Code plugin from {root}", data={"root": root})
+    plugin = _plugin_route(probe, files)
+    if plugin:
+        yield ok("settings.plugin", plugin, data={"root": probe.env.get("CLAUDE_PLUGIN_ROOT", "")})
         for path in registered:  # both routes: Claude Code runs every hook twice
             yield warning(
                 f"settings.{files[path]}.twice",
@@ -70,6 +70,25 @@ def _client_unknown(probe: Probe) -> Iterator[Check]:
             f"knows {'them' if len(needs) > 1 else 'it'} (a client that does not would reject the settings file)",
             fix="omcm install  # from a shell where `claude --version` works",
         )
+
+
+def _plugin_route(probe: Probe, files: dict[Path, str]) -> str | None:
+    """How omcm runs as a Claude Code plugin (``claude plugin install omcm@…``), if it does.
+
+    Inside a hook the client says so (CLAUDE_PLUGIN_ROOT); from a shell, a settings
+    file enables a plugin named omcm, or this omcm is the plugin's own environment.
+    """
+    if probe.env.get("CLAUDE_PLUGIN_ROOT"):
+        return f"loaded as a Claude Code plugin from {probe.env['CLAUDE_PLUGIN_ROOT']}"
+    for path in files:
+        try:
+            enabled = json.loads(path.read_text()).get("enabledPlugins") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        names = [k for k, on in enabled.items() if on is True and isinstance(k, str) and k.startswith("omcm@")]
+        if names:
+            return f"enabled as the Claude Code plugin {names[0]} in {probe.tilde(path)}"
+    return None
 
 
 def _settings_files(probe: Probe) -> dict[Path, str]:

@@ -17,13 +17,14 @@ ULTRAWORK, RALPH, ULTRAWORK_RALPH = "ultrawork", "ralph-loop", "ultrawork-ralph"
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
 
-# A command opens the prompt: "/ralph-loop task", "ralph-loop: task".
+# A command opens the prompt: "/ralph-loop task", "ralph-loop: task"; on the Claude Code
+# plugin route the client names plugin commands with the plugin's name: "/omcm:ralph-loop task".
 _COMMANDS = [
-    (ULTRAWORK_RALPH, re.compile(r"^\s*(?:/ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
-    (RALPH, re.compile(r"^\s*(?:/ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
-    (ULTRAWORK, re.compile(r"^\s*(?:/(?:ultrawork|ulw)(?![\w-])|(?:ultrawork|ulw|uw)\s*:)", re.I)),
+    (ULTRAWORK_RALPH, re.compile(r"^\s*(?:/(?:omcm:)?ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
+    (RALPH, re.compile(r"^\s*(?:/(?:omcm:)?ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
+    (ULTRAWORK, re.compile(r"^\s*(?:/(?:omcm:)?(?:ultrawork|ulw)(?![\w-])|(?:ultrawork|ulw|uw)\s*:)", re.I)),
 ]
-_CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
+_CANCEL = re.compile(r"^\s*/(?:omcm:)?cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
 
 
 def _word(alternatives: str) -> re.Pattern[str]:
