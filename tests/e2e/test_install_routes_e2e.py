@@ -162,11 +162,30 @@ def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
         harness.close()
 
 
+def another_python() -> str | None:
+    """A working interpreter of another 3.10+ minor version than this one (a real binary, not a pyenv shim)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = [shutil.which(f"python3.{m}") for m in (12, 13, 10, 11)] + sorted(map(str, pyenv.glob("3.1*/bin/python3")))
+    for candidate in filter(None, found):
+        try:
+            out = subprocess.run(
+                [candidate, "-c", "import sys; print(sys.version_info[1], sys.executable)"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.split()
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if len(out) == 2 and int(out[0]) >= 10 and int(out[0]) != sys.version_info[1]:
+            return out[1]
+    return None
+
+
 def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
     uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
-    other = shutil.which("python3.12") or shutil.which("python3.10")
+    other = another_python()
     if not uv or not other:
-        pytest.skip("needs uv and a second Python (python3.12 or python3.10) on PATH")
+        pytest.skip("needs uv and a second Python 3.10+ of another minor version (on PATH or under pyenv)")
     tool = tmp_path / "uv-tool"  # `uv tool install` keeps one folder per tool, whatever the Python
     targets = [str(ROOT)] + sorted(str(p.parent) for p in ROOT.glob("plugins/*/pyproject.toml"))
 
@@ -202,5 +221,8 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
             json.loads(harness.settings_path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         )
         assert python[0] == str(tool / "bin" / "python")
+        doctor = subprocess.run([*omcm, "doctor", "--json"], env=env, capture_output=True, text=True)
+        report = json.loads(doctor.stdout)
+        assert doctor.returncode == 0 and not report["problems"], report["problems"]
     finally:
         harness.close()
