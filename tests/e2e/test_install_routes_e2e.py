@@ -29,6 +29,18 @@ from interactive import Interactive
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture(autouse=True)
+def _tmux_for_interactive(request):
+    """The interactive tests need tmux: fail under CI (the set-up installs it), skip with the reason elsewhere."""
+    if "interactive" not in request.node.name and "marketplace" not in request.node.name:
+        return
+    if shutil.which("tmux") is None and not Path("/usr/bin/tmux").exists():
+        if os.environ.get("CI"):
+            pytest.fail("tmux is not installed (CI is set, so this fails): apt-get install tmux")
+        pytest.skip("tmux is not installed (apt-get install tmux)")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 CANCELLED = "The user cancelled the persistent modes"
 #: Two Stop continuations in a row, then the client pauses the loop: enough to see it run, quick to run.
