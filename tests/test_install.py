@@ -114,6 +114,7 @@ def test_cli_install_registers_the_events_installed_plugins_use(tmp_path, bash_g
     # The fast form: this interpreter, without site, running the thin client, all quoted.
     words = shlex.split(command)
     assert words[:3] == [sys.executable, "-S", "-c"] and words[4:] == [str(FAST_HOOK), "PreToolUse"]
+    assert "\n" not in command  # the client logs (and /hooks shows) one line per command
     payload = json.dumps(
         {
             "hook_event_name": "PreToolUse",

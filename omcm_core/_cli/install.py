@@ -110,7 +110,9 @@ def fast_hook_argv(event: str, fail_closed: bool = False) -> list[str]:
     when omcm cannot run at all (see :data:`HOOK_CODE`).
     """
     script = str(Path(__file__).resolve().parent.parent / "fast_hook.py")
-    return [sys.executable, "-S", "-c", HOOK_CODE, script, event] + (["fail-closed"] if fail_closed else [])
+    # One line (exec of an escaped string): the client's debug log and /hooks show a command per line.
+    code = f"exec({json.dumps(HOOK_CODE)})"
+    return [sys.executable, "-S", "-c", code, script, event] + (["fail-closed"] if fail_closed else [])
 
 
 def compile_client() -> None:
