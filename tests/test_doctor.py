@@ -334,3 +334,15 @@ def test_the_plugin_route_seen_from_a_shell_is_not_told_to_run_omcm_install(env,
     found = checks(report)
     assert "settings.none" not in found and proc.returncode == 0, report["errors"]
     assert found["settings.plugin"]["level"] == "ok" and "omcm@omcm" in found["settings.plugin"]["message"]
+
+
+def test_a_failed_plugin_environment_build_is_a_problem_with_the_way_to_retry(env, tmp_path):
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"omcm@omcm": True}}))
+    data = tmp_path / ".claude" / "plugins" / "data" / "omcm-omcm"
+    data.mkdir(parents=True)
+    (data / "setup.failed").write_text("root\nno python3.10 or later on PATH\n")
+    proc, report = doctor_json(env)
+    failed = checks(report)["settings.plugin.setup_failed"]
+    assert proc.returncode == 1 and failed["level"] == "error" and "setup.failed" in failed["fix"]

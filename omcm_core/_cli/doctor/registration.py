@@ -37,6 +37,7 @@ def registration(probe: Probe) -> Iterator[Check]:
     plugin = _plugin_route(probe, files)
     if plugin:
         yield ok("settings.plugin", plugin, data={"root": probe.env.get("CLAUDE_PLUGIN_ROOT", "")})
+        yield from _plugin_environment(probe)
         for path in registered:  # both routes: Claude Code runs every hook twice
             yield warning(
                 f"settings.{files[path]}.twice",
@@ -89,6 +90,18 @@ def _plugin_route(probe: Probe, files: dict[Path, str]) -> str | None:
         if names:
             return f"enabled as the Claude Code plugin {names[0]} in {probe.tilde(path)}"
     return None
+
+
+def _plugin_environment(probe: Probe) -> Iterator[Check]:
+    """The plugin's own environment (bin/omcm_setup.py): a failed build leaves its hooks silent."""
+    home = Path(probe.env.get("HOME") or Path.home())
+    for failed in sorted((home / ".claude" / "plugins" / "data").glob("omcm-*/setup.failed")):
+        log = probe.tilde(failed.parent / "setup.log")
+        yield error(
+            "settings.plugin.setup_failed",
+            f"the plugin could not build its Python environment, so its hooks do nothing (see {log})",
+            fix=f"rm {shlex.quote(probe.tilde(failed))}  # the next Claude Code session tries again",
+        )
 
 
 def _settings_files(probe: Probe) -> dict[Path, str]:
