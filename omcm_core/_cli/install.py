@@ -397,11 +397,12 @@ def install_files(home: Path, settings: Path, names: list[str]) -> dict[str, lis
         target = settings.parent / name
         digest = hashlib.sha256(data).hexdigest()
         if target.is_symlink() or target.exists():
-            current = target.read_bytes() if target.is_file() else None
-            ours = str(target) in recorded and current is not None
-            if current == data or not ours or hashlib.sha256(current).hexdigest() != recorded[str(target)]["sha256"]:
-                if current != data:
-                    kept.append(str(target))
+            current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+            if current == data:
+                continue  # already these bytes
+            record = recorded.get(str(target))
+            if current is None or record is None or hashlib.sha256(current).hexdigest() != record["sha256"]:
+                kept.append(str(target))  # the user's file, or ours edited: theirs now
                 continue
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(target, data, 0o644)
