@@ -118,6 +118,12 @@ def index_access() -> dict:
     return passed | {k: v for k, v in os.environ.items() if k.lower() in ("http_proxy", "https_proxy", "no_proxy")}
 
 
+def stop_daemons(harness: Harness, under: Path) -> None:
+    """Stop the warm dispatchers the other installations under ``under`` started (harness.close stops its own)."""
+    for omcm in under.glob("**/bin/omcm"):
+        subprocess.run([str(omcm), "daemon", "stop"], env=harness.env(), capture_output=True, timeout=60, check=False)
+
+
 def wait_ready(data: Path, timeout: float = 300) -> Path:
     omcm = data / "venv" / "bin" / "omcm"
     deadline = time.monotonic() + timeout
@@ -171,6 +177,7 @@ def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
         requests = ralph_then_cancel(harness, "plugin", prefix="/omcm:")
         assert "ralph-loop: fix the flaky test" in requests[0].all_text()
     finally:
+        stop_daemons(harness, harness.home / ".claude" / "plugins" / "data")
         harness.close()
 
 
@@ -237,4 +244,5 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
         report = json.loads(doctor.stdout)
         assert doctor.returncode == 0 and not report["problems"], report["problems"]
     finally:
+        stop_daemons(harness, tmp_path)
         harness.close()
