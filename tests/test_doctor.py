@@ -346,3 +346,21 @@ def test_a_failed_plugin_environment_build_is_a_problem_with_the_way_to_retry(en
     proc, report = doctor_json(env)
     failed = checks(report)["settings.plugin.setup_failed"]
     assert proc.returncode == 1 and failed["level"] == "error" and "setup.failed" in failed["fix"]
+
+
+def test_a_registered_omcm_that_is_gone_is_a_problem_and_omcm_install_fixes_it(env, tmp_path):
+    """After `pipx reinstall --python …` the settings name a fast_hook.py that no longer exists."""
+    import omcm_core
+
+    assert omcm(env, "install").returncode == 0
+    ours = str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py")
+    gone = str(tmp_path / "venvs" / "omcm-core" / "lib" / "python3.11" / "site-packages" / "omcm_core" / "fast_hook.py")
+    settings, (manifest,) = tmp_path / ".claude" / "settings.json", (Path(env["OMCM_HOME"]) / "installs").glob("*")
+    for path in (settings, manifest):
+        path.write_text(path.read_text().replace(ours, gone))
+    proc, report = doctor_json(env)
+    missing = checks(report)["settings.user.missing_program"]
+    assert proc.returncode == 1 and gone in missing["message"]
+    assert omcm(env, "install").returncode == 0  # rewrites its own entries in place
+    proc, report = doctor_json(env)
+    assert proc.returncode == 0 and not report["warnings"], report["warnings"]
