@@ -49,7 +49,10 @@ def build(root: Path, data: Path, want: str) -> Path:
         check=True,
     ).stdout.strip()
     (dest / ".omcm-stamp").write_text(f"{want}\n")  # what the launcher compares: a new version rebuilds
-    (dest / ".omcm-fast-hook").write_text(f"{fast_hook}/fast_hook.py\n")
+    (dest / ".omcm-fast-hook").write_text(os.path.realpath(f"{fast_hook}/fast_hook.py") + "\n")
+    # Without symlinks (DATA/venv is one): the hook client names its warm dispatcher after its
+    # interpreter's folder as spelt, the dispatcher after the resolved one; they must agree.
+    (dest / ".omcm-python").write_text(os.path.realpath(dest / "bin") + "/python\n")
     shutil.rmtree(src, ignore_errors=True)
     link = data / "venv"
     tmp = data / f"venv.{stamp}.link"

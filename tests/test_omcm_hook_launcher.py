@@ -135,6 +135,7 @@ def test_the_plugins_own_environment_answers_once_built(tmp_path):
     (venv / "bin" / "python").chmod(0o755)
     (venv / ".omcm-fast-hook").write_text(str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py") + "\n")
     (venv / ".omcm-stamp").write_text(want_stamp(root) + "\n")
+    (venv / ".omcm-python").write_text(str(venv / "bin" / "python") + "\n")
     (data / "venv").symlink_to("venv-1")
     proc = run_plugin(root, data, tmp_path, "PreToolUse")
     assert proc.returncode == 0, proc.stderr

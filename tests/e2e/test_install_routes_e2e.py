@@ -118,6 +118,14 @@ def index_access() -> dict:
     return passed | {k: v for k, v in os.environ.items() if k.lower() in ("http_proxy", "https_proxy", "no_proxy")}
 
 
+def dispatches_by_daemons(home: Path) -> tuple[int, int]:
+    """(dispatches answered inside a warm dispatcher, all dispatches), from the debug log."""
+    lines = [json.loads(line) for line in (home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    daemons = {e["pid"] for e in lines if e["event"] == "daemon_started"}
+    dispatched = [e["pid"] for e in lines if e["event"] == "dispatched"]
+    return sum(pid in daemons for pid in dispatched), len(dispatched)
+
+
 def stop_daemons(harness: Harness, under: Path) -> None:
     """Stop the warm dispatchers the other installations under ``under`` started (harness.close stops its own)."""
     for omcm in under.glob("**/bin/omcm"):
@@ -137,7 +145,7 @@ def wait_ready(data: Path, timeout: float = 300) -> Path:
 def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
     source = clean_copy(tmp_path / "omcm-src")
     harness = Harness(tmp_path / "world", claude_binary, install_hooks=False, extra_env={"PATH": plain_path(tmp_path)})
-    harness.extra_env |= LOOP_ENV | index_access()
+    harness.extra_env |= LOOP_ENV | index_access() | {"OMCM_LOG_LEVEL": "debug"}
     try:
         for args in (("marketplace", "add", str(source)), ("install", "omcm@omcm")):
             done = subprocess.run(
@@ -163,6 +171,10 @@ def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
         (context,) = run.main_requests[0].hook_contexts("SessionStart")
         assert "- remember the ochre falcon" in context
         assert "5 consecutive Read calls detected" in run.main_requests[5].all_text()
+        # ...answered by the warm dispatcher: the launcher runs the interpreter by its resolved path,
+        # as the dispatcher names itself (through DATA/venv, a symlink, every call went in process).
+        by_daemon, dispatched = dispatches_by_daemons(harness.omcm_home)
+        assert by_daemon >= dispatched // 2 > 0, (by_daemon, dispatched)
         # `omcm` from a shell: the plugin's bin/omcm, and doctor judges the plugin route clean.
         (root,) = (harness.home / ".claude" / "plugins" / "cache" / "omcm" / "omcm").iterdir()
         doctor = subprocess.run(
