@@ -115,16 +115,24 @@ static void __attribute__((noreturn)) handoff(const char *kind) {
     size_t n = 0;
     while (args[n])
         n++;
-    char **argv = calloc(n + 3, sizeof(char *));
+    char **argv = calloc(n + 5, sizeof(char *));
     if (!argv)
         _exit(0);
     argv[0] = OMCM_PYTHON;
     argv[1] = "-S";
-    argv[2] = OMCM_FAST_HOOK;
+    argv[2] = "-c";
+    argv[3] = OMCM_HOOK_CODE; /* install.HOOK_CODE: finds the client, or answers without it (never exit 2) */
+    argv[4] = OMCM_FAST_HOOK;
     for (size_t i = 1; i < n; i++) /* args[0] is "hook" */
-        argv[i + 2] = args[i];
+        argv[i + 4] = args[i];
     execv(OMCM_PYTHON, argv);
-    _exit(0); /* the interpreter is gone (omcm moved?): fail open */
+    /* The interpreter is gone (omcm moved?): fail open, except a guard's PreToolUse, which keeps guarding. */
+    if (n >= 3 && strcmp(args[1], "PreToolUse") == 0 && strcmp(args[n - 1], "fail-closed") == 0)
+        fputs("{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", "
+              "\"permissionDecisionReason\": \"omcm cannot run (its Python is gone); run `omcm doctor`.\"}}\n",
+              stdout);
+    fflush(stdout);
+    _exit(0);
 }
 
 static void __attribute__((noreturn)) handoff_why(const char *kind, const char *why) {

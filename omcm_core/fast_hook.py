@@ -1,4 +1,8 @@
-"""What Claude Code runs for every hook event: ``python -S .../omcm_core/fast_hook.py EVENT``.
+"""The hook's entry file: ``python -S .../omcm_core/fast_hook.py EVENT`` (the plugin launcher runs it so).
+
+``omcm install`` registers ``python -S -c 'exec(HOOK_CODE)' .../fast_hook.py EVENT``
+instead (see ``_cli/install.py``): the same few lines, which survive this file's
+removal by a reinstall; its path there tells them where the client is.
 
 Python compiles the file it is started with on every run, but loads imported
 modules from their cached bytecode: this file stays a few lines and imports

@@ -125,7 +125,7 @@ def test_registered_command_is_answered_by_the_daemon(daemon_env, tmp_path):
     from omcm_core._cli.install import fast_hook_argv
 
     argv = fast_hook_argv("PreToolUse")
-    assert argv[1:3] == ["-S", str(CODE / "fast_hook.py")]
+    assert argv[1:3] == ["-S", "-c"] and argv[4] == str(CODE / "fast_hook.py")
     payload = json.dumps(pre_tool_payload("Bash", {"command": "rm -rf /"})).encode()
     env = {**os.environ, **daemon_env}
     first = subprocess.run(argv, input=payload, capture_output=True, env=env, cwd=tmp_path, timeout=60)

@@ -265,8 +265,8 @@ def test_plugin_route_and_settings_together_warn_that_hooks_run_twice(env, tmp_p
     assert (twice["level"], twice["fix"]) == ("warning", "omcm uninstall") and proc.returncode == 0
 
 
-def test_an_older_installation_still_registered_is_caught_and_the_fix_works(env, tmp_path):
-    """Moving omcm (a venv in ~/.omcm to pipx, say) and installing again leaves both registered."""
+def test_an_older_installation_still_registered_is_caught_and_omcm_install_rewrites_it(env, tmp_path):
+    """Moving omcm (a venv in ~/.omcm to pipx, say): the settings still run the old one until `omcm install`."""
     import omcm_core
 
     env = {**env, "OMCM_NATIVE_CLIENT": "0"}  # the Python client's command names its installation
@@ -278,15 +278,90 @@ def test_an_older_installation_still_registered_is_caught_and_the_fix_works(env,
     settings, (manifest,) = tmp_path / ".claude" / "settings.json", (Path(env["OMCM_HOME"]) / "installs").glob("*")
     for path in (settings, manifest):  # what the old installation wrote
         path.write_text(path.read_text().replace(ours, str(old)))
-    assert omcm(env, "install").returncode == 0  # the new one adds its own entries beside the old
     proc, report = doctor_json(env)
-    twice, other = checks(report)["settings.user.twice"], checks(report)["settings.user.other_install"]
-    assert twice["level"] == "error" and "PreToolUse" in twice["message"] and proc.returncode == 1
+    other = checks(report)["settings.user.other_install"]
     assert other["level"] == "warning" and "old-venv" in other["message"]
-    assert twice["fix"] == "omcm uninstall && omcm install"
-    assert (
-        subprocess.run(twice["fix"].replace("omcm", f"{sys.executable} -m omcm_core"), shell=True, env=env).returncode
-        == 0
-    )
+    installed = omcm(env, "install")
+    assert installed.returncode == 0 and "omcm updated in" in installed.stdout  # rewritten in place, not doubled
+    proc, report = doctor_json(env)
+    assert proc.returncode == 0 and not report["warnings"], report["warnings"]
+    assert str(old) not in settings.read_text()
+
+
+def test_the_old_file_form_that_a_reinstall_turns_into_a_blocking_error_is_reported(env, tmp_path):
+    import omcm_core
+
+    assert omcm(env, "install").returncode == 0
+    settings, (manifest,) = tmp_path / ".claude" / "settings.json", (Path(env["OMCM_HOME"]) / "installs").glob("*")
+    data = json.loads(settings.read_text())
+    (entry,) = data["hooks"]["PreToolUse"][0]["hooks"]
+    old_form = f"{sys.executable} -S {Path(omcm_core.__file__).resolve().parent / 'fast_hook.py'} PreToolUse"
+    for path in (settings, manifest):  # what omcm before the -c form wrote
+        path.write_text(path.read_text().replace(json.dumps(entry["command"])[1:-1], old_form))
+    proc, report = doctor_json(env)
+    assert checks(report)["settings.user.old_form"]["level"] == "warning", report
+    assert omcm(env, "install").returncode == 0
+    proc, report = doctor_json(env)
+    assert proc.returncode == 0 and not report["warnings"], report["warnings"]
+
+
+STOP_FAILURE = """
+from omcm_core import hookimpl
+
+
+@hookimpl
+def stop_failure(event):
+    return None
+"""
+
+
+def test_stop_failure_left_out_for_want_of_claude_gets_advice_that_works(env, tmp_path):
+    """Without `claude` on PATH `omcm install` leaves StopFailure out; doctor must not send the user round in circles."""
+    install_plugin(tmp_path / "site", STOP_FAILURE, name="sfprobe")
+    env = {**env, "OMCM_LOAD_PLUGINS": "dprobe,sfprobe", "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
+    installed = omcm(env, "install")
+    assert installed.returncode == 0 and "StopFailure left out" in installed.stderr
+    proc, report = doctor_json(env)
+    unknown = checks(report)["settings.client_unknown"]
+    assert "StopFailure" in unknown["message"] and "claude --version" in unknown["fix"]
+
+
+def test_the_plugin_route_seen_from_a_shell_is_not_told_to_run_omcm_install(env, tmp_path):
+    """`claude plugin install omcm@omcm` enables it in settings.json; `omcm install` there would run every hook twice."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"omcm@omcm": True}}))
+    proc, report = doctor_json(env)
+    found = checks(report)
+    assert "settings.none" not in found and proc.returncode == 0, report["errors"]
+    assert found["settings.plugin"]["level"] == "ok" and "omcm@omcm" in found["settings.plugin"]["message"]
+
+
+def test_a_failed_plugin_environment_build_is_a_problem_with_the_way_to_retry(env, tmp_path):
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"omcm@omcm": True}}))
+    data = tmp_path / ".claude" / "plugins" / "data" / "omcm-omcm"
+    data.mkdir(parents=True)
+    (data / "setup.failed").write_text("root\nno python3.10 or later on PATH\n")
+    proc, report = doctor_json(env)
+    failed = checks(report)["settings.plugin.setup_failed"]
+    assert proc.returncode == 1 and failed["level"] == "error" and "setup.failed" in failed["fix"]
+
+
+def test_a_registered_omcm_that_is_gone_is_a_problem_and_omcm_install_fixes_it(env, tmp_path):
+    """After `pipx reinstall --python …` the settings name a fast_hook.py that no longer exists."""
+    import omcm_core
+
+    assert omcm(env, "install").returncode == 0
+    ours = str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py")
+    gone = str(tmp_path / "venvs" / "omcm-core" / "lib" / "python3.11" / "site-packages" / "omcm_core" / "fast_hook.py")
+    settings, (manifest,) = tmp_path / ".claude" / "settings.json", (Path(env["OMCM_HOME"]) / "installs").glob("*")
+    for path in (settings, manifest):
+        path.write_text(path.read_text().replace(ours, gone))
+    proc, report = doctor_json(env)
+    missing = checks(report)["settings.user.missing_program"]
+    assert proc.returncode == 1 and gone in missing["message"]
+    assert omcm(env, "install").returncode == 0  # rewrites its own entries in place
     proc, report = doctor_json(env)
     assert proc.returncode == 0 and not report["warnings"], report["warnings"]

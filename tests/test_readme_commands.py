@@ -234,7 +234,7 @@ def check_hooks_answer(home: Path, venv: Path) -> None:
     """The user settings run this venv's interpreter on its fast_hook.py, and a call is answered without PATH."""
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    python, flag, script, event = shlex.split(command)
+    python, flag, _c, _code, script, event = shlex.split(command)
     # The venv's own interpreter (python or python3, as the venv's scripts name it): its site-packages, not PATH's.
     assert Path(python).parent == venv / "bin" and Path(python).name.startswith("python")
     assert flag == "-S" and event == "PreToolUse"

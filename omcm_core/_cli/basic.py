@@ -8,7 +8,7 @@ from omcm_core._cli.invocation import Invocation
 
 HOOK_HELP = """\
 What Claude Code runs for each hook event. `omcm install` registers the same
-call in its fastest form: python -S .../omcm_core/fast_hook.py EVENT.
+call in its fastest form: python -S -c '...' .../omcm_core/fast_hook.py EVENT.
 
 reads:   one hook payload on stdin, the JSON object Claude Code sends
          (its hook_event_name names the event when EVENT is left out)

@@ -54,11 +54,15 @@ def _c_string(data: bytes) -> str:
 
 def config_header() -> bytes:
     """What the binary is built for: the interpreter and fast_hook.py it hands off to, the installation key."""
+    from omcm_core._cli.install import HOOK_CODE
     from omcm_core._runtime import wire
 
     install = wire.installation()
     lines = [
         f"#define OMCM_PYTHON {_c_string(os.fsencode(sys.executable))}",
+        # The hand-off runs what the Python command runs (`python -S -c HOOK_CODE fast_hook.py EVENT`):
+        # a reinstall that removed fast_hook.py then answers once with `omcm doctor`, never exit 2.
+        f"#define OMCM_HOOK_CODE {_c_string(f'exec({json.dumps(HOOK_CODE)})'.encode())}",
         f"#define OMCM_FAST_HOOK {_c_string(os.fsencode(_HERE / 'fast_hook.py'))}",
         f"#define OMCM_INSTALL {_c_string(install)}",
         f"#define OMCM_INSTALL_LEN {len(install)}",

@@ -41,18 +41,35 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         path = _settings_file(args, inv)
         # Register only the events some enabled plugin answers: every registered event costs a process per call.
         hooks = {h for info in inv.manager.enabled() for h in info.hooks}
-        events = settings.events_for_hooks(hooks, settings.client_version())
+        version = settings.client_version()
+        events = settings.events_for_hooks(hooks, version)
         if not events:
             print("omcm: no installed plugin implements a hook; nothing to register.", file=sys.stderr)
             return 1
-        result = settings.install(inv.home, path, events)
+        from omcm_core.config import CoreConfig
+
+        guard = bool(inv.config.section("core", CoreConfig).fail_closed)  # a guard that cannot load denies too
+        result = settings.install(inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version))
+        names = settings.claude_files_for({info.name for info in inv.manager.enabled()})
+        files = settings.install_files(inv.home, path, names)
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
     if result.get("already"):
         print(f"omcm is already installed in {path}")
     else:
-        print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+        if result["added"]:
+            print(f"omcm installed in {path} for: {', '.join(a['event'] for a in result['added'])}")
+        if result.get("rewritten"):
+            print(f"omcm updated in {path} for: {', '.join(a['event'] for a in result['rewritten'])}")
+    if files["written"]:
+        print(
+            f"omcm added {len(files['written'])} file(s) for Claude Code in {path.parent}: {_shown(files['written'], path)}"
+        )
+    for kept in files["kept"]:
+        print(f"omcm: kept your {kept} (it differs from omcm's; delete it and run `omcm install` to get omcm's)")
+    for note in settings.install_notes(hooks, version, args.scope if not args.settings else None):
+        print(f"omcm: {note}", file=sys.stderr)
     if inv.manager.implementations("mcp_tools"):
         print(_mcp(args, inv, path, register=True))
     return 0
@@ -73,6 +90,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
 
     try:
         path = _settings_file(args, inv)
+        files = settings.uninstall_files(inv.home, path)
         result = settings.uninstall(inv.home, path)
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
@@ -82,4 +100,12 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     removed = _mcp(args, inv, path, register=False)
     if removed:
         print(removed)
+    if files["removed"]:
+        print(f"removed {len(files['removed'])} file(s) omcm had added: {_shown(files['removed'], path)}")
+    for kept in files["kept"]:
+        print(f"kept {kept}: you changed it after omcm added it")
     return 0
+
+
+def _shown(paths: list[str], settings: Path) -> str:
+    return ", ".join(str(Path(p).relative_to(settings.parent)) for p in paths)

@@ -51,6 +51,15 @@ def _overran() -> bool:
     return False
 
 
+#: What a reinstall or removal of this omcm takes away (uv/pipx under another Python delete the old tree).
+_OURS = (Path(__file__).resolve().parent / "client.py", Path(__file__).resolve().parent / "dispatch.py")
+
+
+def _installation_gone() -> bool:
+    """This daemon's own code is no longer on disk: no client will find it again, even while a session lives."""
+    return not all(path.exists() for path in _OURS)
+
+
 class Daemon:
     def __init__(self, path: str, policy: sessions.Policy, queue_ms: float) -> None:
         self.path = path
@@ -91,6 +100,9 @@ class Daemon:
         if now - self.checked < _CHECK_S:
             return False
         self.checked = now
+        if _installation_gone():
+            _log.info("daemon_installation_gone_exit", served=self.served)
+            return True
         with self.books:
             for sid, why in self.sessions.prune(now):
                 _log.info("daemon_session_gone", session_id=sid, why=why)

@@ -16,14 +16,32 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claude_client import ClientUnavailable, install_client  # noqa: E402
+from claude_client import CLIENT_VERSION, ClientUnavailable, install_client  # noqa: E402
 from e2e_harness import Harness  # noqa: E402
+
+#: The newest client the registry served when last checked; `OMCM_E2E_CLIENT=latest` runs the suite against it.
+LATEST_CLIENT = "2.1.332"
+
+
+def client_version() -> str:
+    """The client the suite drives: the pinned one, or OMCM_E2E_CLIENT (a version, or ``latest``)."""
+    wanted = os.environ.get("OMCM_E2E_CLIENT", "").strip()
+    return LATEST_CLIENT if wanted == "latest" else wanted or CLIENT_VERSION
+
+
+def client_or_skip(version: str) -> Path:
+    try:
+        return install_client(version)
+    except ClientUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"Claude Code client {version} unavailable (CI is set, so this fails): {exc}")
+        pytest.skip(f"Claude Code client {version} unavailable: {exc}")
 
 
 @pytest.fixture(scope="session")
 def claude_binary() -> Path:
     try:
-        return install_client()
+        return install_client(client_version())
     except ClientUnavailable as exc:
         if os.environ.get("CI"):
             pytest.fail(f"Claude Code client unavailable (CI is set, so this fails): {exc}")

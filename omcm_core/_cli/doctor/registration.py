@@ -34,9 +34,10 @@ def registration(probe: Probe) -> Iterator[Check]:
         events = {event for event, _ in installed_commands(path)}
         if events:
             registered[path] = events
-    if probe.env.get("CLAUDE_PLUGIN_ROOT"):
-        root = probe.env["CLAUDE_PLUGIN_ROOT"]
-        yield ok("settings.plugin", f"loaded as a Claude Code plugin from {root}", data={"root": root})
+    plugin = _plugin_route(probe, files)
+    if plugin:
+        yield ok("settings.plugin", plugin, data={"root": probe.env.get("CLAUDE_PLUGIN_ROOT", "")})
+        yield from _plugin_environment(probe)
         for path in registered:  # both routes: Claude Code runs every hook twice
             yield warning(
                 f"settings.{files[path]}.twice",
@@ -52,6 +53,55 @@ def registration(probe: Probe) -> Iterator[Check]:
     wanted = _wanted_events(probe)
     for path, events in registered.items():
         yield from _coverage(probe, path, files[path], events, wanted)
+    yield from _client_unknown(probe)
+
+
+def _client_unknown(probe: Probe) -> Iterator[Check]:
+    """Events left out because `claude` was not found: say why, not "run omcm install" (which would leave them out again)."""
+    from omcm_core._cli.install import client_version
+    from omcm_core.events import EVENTS
+
+    hooks = {hook for plugin in probe.manager.enabled() for hook in plugin.hooks}
+    needs = [spec for spec in EVENTS.values() if spec.hook in hooks and spec.min_client]
+    if needs and client_version() is None:
+        names = ", ".join(spec.name for spec in needs)
+        yield warning(
+            "settings.client_unknown",
+            f"{names} not registered: `claude` is not on PATH, so omcm cannot tell whether your Claude Code "
+            f"knows {'them' if len(needs) > 1 else 'it'} (a client that does not would reject the settings file)",
+            fix="omcm install  # from a shell where `claude --version` works",
+        )
+
+
+def _plugin_route(probe: Probe, files: dict[Path, str]) -> str | None:
+    """How omcm runs as a Claude Code plugin (``claude plugin install omcm@…``), if it does.
+
+    Inside a hook the client says so (CLAUDE_PLUGIN_ROOT); from a shell, a settings
+    file enables a plugin named omcm, or this omcm is the plugin's own environment.
+    """
+    if probe.env.get("CLAUDE_PLUGIN_ROOT"):
+        return f"loaded as a Claude Code plugin from {probe.env['CLAUDE_PLUGIN_ROOT']}"
+    for path in files:
+        try:
+            enabled = json.loads(path.read_text()).get("enabledPlugins") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        names = [k for k, on in enabled.items() if on is True and isinstance(k, str) and k.startswith("omcm@")]
+        if names:
+            return f"enabled as the Claude Code plugin {names[0]} in {probe.tilde(path)}"
+    return None
+
+
+def _plugin_environment(probe: Probe) -> Iterator[Check]:
+    """The plugin's own environment (bin/omcm_setup.py): a failed build leaves its hooks silent."""
+    home = Path(probe.env.get("HOME") or Path.home())
+    for failed in sorted((home / ".claude" / "plugins" / "data").glob("omcm-*/setup.failed")):
+        log = probe.tilde(failed.parent / "setup.log")
+        yield error(
+            "settings.plugin.setup_failed",
+            f"the plugin could not build its Python environment, so its hooks do nothing (see {log})",
+            fix=f"rm {shlex.quote(probe.tilde(failed))}  # the next Claude Code session tries again",
+        )
 
 
 def _settings_files(probe: Probe) -> dict[Path, str]:
@@ -137,26 +187,46 @@ def _coverage(probe: Probe, path: Path, scope: str, events: set[str], wanted: di
     yield from _commands(probe, path, scope, f"omcm uninstall{install[len('omcm install') :]} && {install}")
 
 
+def _programs(command: str) -> tuple[list[str], bool]:
+    """The absolute paths a registered command runs (interpreter, fast_hook.py), and whether it is the old file form.
+
+    ``python -S .../fast_hook.py EVENT`` (before the ``-c`` form) exits 2, a blocking
+    error, once that file is gone.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return [], False
+    head = words[:3] if "-c" not in words[:3] else [words[0]] + words[3:5]
+    programs = [w for w in head if w.startswith("/") and (w is words[0] or w.endswith(("fast_hook.py", "omcm")))]
+    return programs, any(w.endswith("fast_hook.py") for w in words[:3])
+
+
 def _commands(probe: Probe, path: Path, scope: str, reinstall: str) -> Iterator[Check]:
-    """Commands that cannot run, run twice, or run another omcm (after a move to pipx, say)."""
+    """Commands that cannot run, run twice, run another omcm (after a move to pipx, say), or could block."""
     from collections import Counter
 
     import omcm_core
 
     shown, ours = probe.tilde(path), (Path(omcm_core.__file__).parent / "fast_hook.py").resolve()
     found = installed_commands(path)
-    gone, others = set(), set()
-    for _event, command in found:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            continue
-        gone |= {w for w in words[:3] if w.startswith("/") and not Path(w).exists()}
-        others |= {w for w in words[:3] if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+    gone, others, old_form = set(), set(), set()
+    for event, command in found:
+        programs, old = _programs(command)
+        gone |= {w for w in programs if not Path(w).exists()}
+        others |= {w for w in programs if w.endswith("fast_hook.py") and Path(w).resolve() != ours}
+        if old:
+            old_form.add(event)
     for program in sorted(gone):
         yield error(
             f"settings.{scope}.missing_program",
             f"{shown} runs {program}, which does not exist (omcm was moved or reinstalled)",
+            fix=reinstall,
+        )
+    if old_form and not gone:
+        yield warning(
+            f"settings.{scope}.old_form",
+            f"{shown} runs omcm's hook file directly, which blocks every prompt once a reinstall moves it",
             fix=reinstall,
         )
     twice = sorted(event for event, n in Counter(event for event, _ in found).items() if n > 1)

@@ -35,15 +35,20 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 # A token with a slash or backslash inside (a path), or a name with an extension (uw.py, search.ts).
 _PATHLIKE = re.compile(r"\S*[/\\]\S*[\w.-]\S*|\b[\w-]+\.[A-Za-z][\w]{0,6}\b")
 
-# A command opens the prompt: "/ralph-loop task", "ralph-loop: task".
+# A command opens the prompt: "/ralph-loop task", "ralph-loop: task"; on the Claude Code
+# plugin route the client names plugin commands with the plugin's name: "/omcm:ralph-loop task".
 _COMMANDS = [
-    (ULTRAWORK_RALPH, "ultrawork-ralph", re.compile(r"^\s*(?:/ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I)),
-    (RALPH, "ralph-loop", re.compile(r"^\s*(?:/ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
-    (ULTRAWORK, "ultrawork", re.compile(r"^\s*(?:/ultrawork(?![\w-])|ultrawork\s*:)", re.I)),
-    (ULTRAWORK, "ulw", re.compile(r"^\s*(?:/ulw(?![\w-])|ulw\s*:)", re.I)),
+    (
+        ULTRAWORK_RALPH,
+        "ultrawork-ralph",
+        re.compile(r"^\s*(?:/(?:omcm:)?ultrawork-ralph(?![\w-])|ultrawork-ralph\s*:)", re.I),
+    ),
+    (RALPH, "ralph-loop", re.compile(r"^\s*(?:/(?:omcm:)?ralph-loop(?![\w-])|ralph-loop\s*:|/ralph(?![\w-]))", re.I)),
+    (ULTRAWORK, "ultrawork", re.compile(r"^\s*(?:/(?:omcm:)?ultrawork(?![\w-])|ultrawork\s*:)", re.I)),
+    (ULTRAWORK, "ulw", re.compile(r"^\s*(?:/(?:omcm:)?ulw(?![\w-])|ulw\s*:)", re.I)),
     (ULTRAWORK, "uw", re.compile(r"^\s*uw\s*:", re.I)),
 ]
-_CANCEL = re.compile(r"^\s*/cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
+_CANCEL = re.compile(r"^\s*/(?:omcm:)?cancel-(?:ralph|ultrawork)(?![\w-])", re.I)
 
 
 def _word(alternatives: str) -> re.Pattern[str]:

@@ -10,6 +10,9 @@ K = keywords
     "prompt, mode, task",
     [
         ("/ralph-loop build a todo API", K.RALPH, "build a todo API"),
+        ("/omcm:ralph-loop build a todo API", K.RALPH, "build a todo API"),  # the plugin route's command name
+        ("/omcm:ultrawork-ralph refactor auth", K.ULTRAWORK_RALPH, "refactor auth"),
+        ("/omcm:ultrawork refactor auth", K.ULTRAWORK, "refactor auth"),
         ("ralph-loop: build a todo API", K.RALPH, "build a todo API"),
         ("  /ralph-loop: Build it", K.RALPH, "Build it"),
         ("/ultrawork-ralph refactor auth", K.ULTRAWORK_RALPH, "refactor auth"),
@@ -57,7 +60,10 @@ def test_search_and_analyze_hints(prompt, hints):
     assert keywords.detect(prompt).hints == hints
 
 
-@pytest.mark.parametrize("prompt", ["/cancel-ralph", "  /cancel-ralph now", "/cancel-ultrawork"])
+@pytest.mark.parametrize(
+    "prompt",
+    ["/cancel-ralph", "  /cancel-ralph now", "/cancel-ultrawork", "/omcm:cancel-ralph", "/omcm:cancel-ultrawork"],
+)
 def test_cancel(prompt):
     assert keywords.detect(prompt).cancel is True
 
