@@ -96,13 +96,13 @@ def handle(
 
 def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
     from omcm_core._runtime.manager import Manager
-    from omcm_core.events import EVENTS
+    from omcm_core.events import spec_for
 
-    return Manager.for_hook(env, EVENTS[event.hook_event_name].hook, home)
+    return Manager.for_hook(env, spec_for(event.hook_event_name).hook, home)
 
 
 def read_event(raw: bytes, argv_event: str | None) -> Any:
-    """Payload bytes -> event record; None (logged) when the payload is bad or omcm has no hook for it."""
+    """Payload bytes -> event record (a GenericEvent for an event omcm does not know); None (logged) when the payload is bad."""
     from omcm_core._runtime.payload import PayloadError, decode, parse_event
 
     try:
@@ -113,8 +113,6 @@ def read_event(raw: bytes, argv_event: str | None) -> Any:
 
         _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
         return None
-    if event is None:
-        _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))
     return event
 
 
@@ -129,11 +127,11 @@ class _Call:
 
     def __init__(self, event: Any, env: dict, home: Path, keeper: StoreKeeper | None) -> None:
         from omcm_core.config import Config, CoreConfig
-        from omcm_core.events import EVENTS
+        from omcm_core.events import spec_for
         from omcm_core.store import Store
 
         self.event, self.env, self.home, self.keeper = event, env, home, keeper
-        self.spec = EVENTS[event.hook_event_name]
+        self.spec = spec_for(event.hook_event_name)
         self.project = resolve_project_dir(env, event.cwd)
         self.config = Config.load(home, self.project, env)
         self.core = self.config.section("core", CoreConfig)
@@ -165,11 +163,12 @@ class _Call:
 def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
     from omcm_core._runtime.breaker import Breaker
     from omcm_core._runtime.merge import merge
-    from omcm_core.events import EVENTS
+    from omcm_core.events import spec_for
 
-    spec = EVENTS[event.hook_event_name]
+    spec = spec_for(event.hook_event_name)
     plugins = manager.implementations(spec.hook)
     if not plugins and not (spec.permission and manager.broken()):  # a guard that did not load may still deny
+        _logger.info("event_not_handled", hook_event=event.hook_event_name, hook=spec.hook)
         return EMPTY
     call = _Call(event, env, home, keeper)
     try:
@@ -183,11 +182,11 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
     finally:
         call.finish()
     answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
-    _log_dropped(call.spec.name, answers)
-    response = merge(call.spec.name, answers)
+    _log_dropped(event.hook_event_name, answers)
+    response = merge(event.hook_event_name, answers)
     _logger.debug(
         "dispatched",
-        hook_event=call.spec.name,
+        hook_event=event.hook_event_name,
         pid=os.getpid(),
         session_id=event.session_id,
         plugins=len(report.succeeded) + len(report.failures),
@@ -195,14 +194,25 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         answered=response is not None,
         ms=round((time.perf_counter() - started) * 1000, 3),
     )
-    trace = _trace(call.spec.name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
-    stdout = json.dumps(response).encode("ascii") if response is not None else b""
+    trace = _trace(event.hook_event_name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
+    stdout = render(call.spec, response)
     # A plugin holding the GIL may finish before the timeout can fire: count its time too.
     budget_ms = call.budget_s * 1000
     overran = any(f.kind == "timeout" for f in report.failures) or any(
         ms > budget_ms for ms in report.timings_ms.values()
     )
     return Reply(stdout=stdout, stderr=trace, overran=overran)
+
+
+def render(spec: Any, response: dict | None) -> bytes:
+    """The bytes Claude Code reads: the merged JSON object, or for an event whose command hooks answer
+    in plain text (WorktreeCreate's path), that text alone."""
+    if response is None:
+        return b""
+    if spec.plain_stdout:
+        text = response.get("hookSpecificOutput", {}).get(spec.plain_stdout)
+        return text.encode("utf-8") if isinstance(text, str) else b""
+    return json.dumps(response).encode("ascii")
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
