@@ -38,7 +38,7 @@ from omcm_core._failure_capture import PluginFailed, logged_failures, raise_firs
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
 
-def _base(event: str, session_id: str, cwd: str | None, **extra: Any) -> dict[str, Any]:
+def _base(event: str, session_id: str, cwd: str | None, /, **extra: Any) -> dict[str, Any]:
     payload = {
         "session_id": session_id,
         "transcript_path": f"/tmp/omcm-test/{session_id}.jsonl",
@@ -111,7 +111,7 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: str
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
-def hook_payload(event: str, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
+def hook_payload(event: str, /, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
     """A payload for any ``hook_event_name`` (Stop, PreCompact, StopFailure...), with the common fields set."""
     return _base(event, session_id, cwd, **fields)
 
