@@ -21,6 +21,7 @@ def _note(ctx, event, **fields):
 
 @hookimpl
 def permission_request(event, ctx):
+    _note(ctx, event, tool=event.tool_name, input=event.tool_input)
     command = event.tool_input.get("command", "") if event.tool_name == "Bash" else ""
     if "rm -rf" in command:
         return Result(permission="deny", reason=f"every-event: no {command!r}")
@@ -47,6 +48,7 @@ def notification(event, ctx):
 
 @hookimpl
 def subagent_start(event, ctx):
+    _note(ctx, event, agent_type=event.agent_type)
     return Result(additional_context=f"lessons for {event.agent_type} {event.agent_id}")
 
 
@@ -69,11 +71,13 @@ def user_prompt_expansion(event, ctx):
 
 @hookimpl
 def cwd_changed(event, ctx):
+    _note(ctx, event, old=event.old_cwd, new=event.new_cwd)
     return Result(watch_paths=[os.path.join(event.new_cwd, ".envrc")])
 
 
 @hookimpl
 def file_changed(event, ctx):
+    _note(ctx, event, path=event.file_path, change=event.event)
     return Result(watch_paths=[event.file_path] if event.event != "unlink" else [])
 
 
