@@ -136,3 +136,45 @@ def test_subagent_start_cwd_changed_and_user_prompt_expansion(world):
     assert compacted.returncode == 0, compacted.explain()
     (after,) = calls(world, "PostCompact")
     assert after["trigger"] == "manual" and after["summary"], after
+
+
+LATEST = "2.1.332"
+
+
+def test_latest_client_pre_skill_shell_command_keeps_a_skills_command_from_running(
+    e2e_factory, every_event_site, tmp_path
+):
+    """2.1.332 only: ``omcm install`` registers PreSkillShellCommand for it, and a deny keeps the command from running."""
+    from claude_client import ClientUnavailable, install_client
+
+    try:
+        latest = install_client(LATEST)
+    except ClientUnavailable as exc:
+        pytest.skip(f"Claude Code {LATEST} unavailable: {exc}")
+    log = tmp_path / "latest-calls.jsonl"
+    world = e2e_factory(
+        name="latest",
+        extra_env={
+            "PATH": f"{latest.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PYTHONPATH": str(every_event_site),
+            "OMCM_LOAD_PLUGINS": "every-event",
+            "OMCM_PASS_ENV": "EVERY_EVENT_*",
+            "EVERY_EVENT_LOG": str(log),
+        },
+    )
+    world.claude = latest
+    assert "PreSkillShellCommand" in json.loads(world.settings_path.read_text())["hooks"]
+    commands = world.project / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "prep.md").write_text(
+        "---\nallowed-tools: Bash(touch:*)\n---\nPrepared: !`touch kept.txt` and !`touch curl-fetched.txt`\n"
+    )
+    run = world.session([[text("ok")]], prompt="/prep")
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    asked = sorted(c["command"] for c in seen if c["event"] == "PreSkillShellCommand")
+    assert asked == ["touch curl-fetched.txt", "touch kept.txt"] and {c["skill"] for c in seen if "skill" in c} == {
+        "prep"
+    }
+    # The plugin denied the one naming curl: it never ran; the other did.
+    assert (world.project / "kept.txt").exists() and not (world.project / "curl-fetched.txt").exists()

@@ -110,6 +110,7 @@ def post_model_switch(event, ctx):
 
 @hookimpl
 def pre_skill_shell_command(event, ctx):
+    _note(ctx, event, command=event.tool_input.get("command"), skill=event.command_name)
     if "curl" in event.tool_input.get("command", ""):
         return Result(permission="deny", reason=f"{event.command_name} may not download", updated_input={"x": 1})
     return None
