@@ -40,6 +40,8 @@ class EventSpec:
     timeout_s: float = 10
     #: ``Result.permission`` renders (hookSpecificOutput.permissionDecision, most restrictive wins).
     permission: bool = False
+    #: A ``[core] fail_closed`` guard that cannot answer turns the call into a deny (a gate on commands).
+    fail_closed: bool = False
     #: The permissionDecision values the event takes; other answers are dropped.
     permissions: tuple[str, ...] = records.PERMISSIONS
     #: ``Result.updated_input`` renders (hookSpecificOutput.updatedInput, first wins).
@@ -92,7 +94,13 @@ _DOCUMENTED = "2.1.240"
 
 EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
-        name="PreToolUse", hook="pre_tool", record=records.PreToolEvent, permission=True, rewrite=True, context=True
+        name="PreToolUse",
+        hook="pre_tool",
+        record=records.PreToolEvent,
+        permission=True,
+        rewrite=True,
+        context=True,
+        fail_closed=True,
     ),
     EventSpec(name="PostToolUse", hook="post_tool", record=records.PostToolEvent, **_TOOL),
     EventSpec(name="PostToolUseFailure", hook="post_tool", record=records.PostToolEvent, **_TOOL),
@@ -223,6 +231,7 @@ EVENTS: dict[str, EventSpec] = _table(
         hook="pre_skill_shell_command",
         record=records.SkillShellCommandEvent,
         permission=True,
+        fail_closed=True,
         min_client="2.1.332",
     ),
     # A WorktreeCreate hook replaces git's worktree creation; a command hook prints the path.

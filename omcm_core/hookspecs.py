@@ -31,8 +31,8 @@ Rules every hook shares:
   answer. Three failures in a row open the plugin's circuit breaker for a while
   (``omcm plugins`` shows "breaker open"; ``omcm plugins reset NAME`` closes it,
   and so does a new version or an edit of the plugin's source). A plugin named in
-  ``[core] fail_closed`` that cannot answer a PreToolUse (failed, kept out by
-  its breaker, or not importable) turns the call into a deny.
+  ``[core] fail_closed`` that cannot answer a PreToolUse or PreSkillShellCommand
+  (failed, kept out by its breaker, or not importable) turns the call into a deny.
 - Order: ``@hookimpl(tryfirst=True)`` runs (and its answer counts, e.g. for
   the first ``updated_input`` and the order of joined context) before the
   others, ``trylast=True`` after them; within each group, plugin-name order.

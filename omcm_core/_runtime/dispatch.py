@@ -167,7 +167,7 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
 
     spec = spec_for(event.hook_event_name)
     plugins = manager.implementations(spec.hook)
-    if not plugins and not (spec.permission and manager.broken()):  # a guard that did not load may still deny
+    if not plugins and not (spec.fail_closed and manager.broken()):  # a guard that did not load may still deny
         _logger.info("event_not_handled", hook_event=event.hook_event_name, hook=spec.hook)
         return EMPTY
     call = _Call(event, env, home, keeper)
@@ -249,13 +249,13 @@ def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> l
     """Denials standing in for security plugins (``[core] fail_closed``) that could not answer.
 
     A guard that failed, is kept out by its breaker, or failed to load must keep
-    guarding: the call is denied, not allowed. Only events with a permission
-    (PreToolUse) can deny.
+    guarding: the call is denied, not allowed. Only gates on commands
+    (PreToolUse, PreSkillShellCommand: ``fail_closed`` in the event table) are denied this way.
     """
     from omcm_core.records import Result
 
     guards = set(call.core.fail_closed)
-    if not call.spec.permission or not guards:
+    if not call.spec.fail_closed or not guards:
         return []
     why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
     for name, count in kept_out.items():
