@@ -76,7 +76,8 @@ def _detectors() -> list[Any] | None:
         try:
             from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-            classes: dict[str, Any] = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+            mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+            classes: dict[str, Any] = {cls.__name__: cls for cls in mapping.values()}
             _state["detectors"] = [classes[name]() for name in PLUGINS if name in classes]
         except Exception:  # not installed, or another major version: omcm's rules still run
             _state["detectors"] = None

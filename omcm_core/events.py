@@ -9,7 +9,9 @@ The payload parser, the merge, ``omcm install``, the dispatcher and
 here (plus its hook and record if it needs new ones, and its entry in the
 repository's ``hooks.json``, which a test compares with this table).
 
-Events missing here are accepted and answered with nothing.
+An event missing here (one a newer client added) goes to the generic hook
+``any_event`` with its raw payload (:data:`GENERIC`), which can only answer the
+protocol's common fields.
 """
 
 from __future__ import annotations
@@ -36,8 +38,29 @@ class EventSpec:
     record: type
     #: Seconds Claude Code waits for the hook (written by ``omcm install``).
     timeout_s: float = 10
-    #: ``Result.permission`` and ``Result.updated_input`` render (permissionDecision, updatedInput).
+    #: ``Result.permission`` renders (hookSpecificOutput.permissionDecision, most restrictive wins).
     permission: bool = False
+    #: A ``[core] fail_closed`` guard that cannot answer turns the call into a deny (a gate on commands).
+    fail_closed: bool = False
+    #: The permissionDecision values the event takes; other answers are dropped.
+    permissions: tuple[str, ...] = records.PERMISSIONS
+    #: ``Result.updated_input`` renders (hookSpecificOutput.updatedInput, first wins).
+    rewrite: bool = False
+    #: ``Result.permission`` (allow/deny), ``updated_input`` and ``updated_permissions`` render as
+    #: PermissionRequest's ``decision`` object (deny wins).
+    decision: bool = False
+    #: ``Result.retry`` renders (hookSpecificOutput.retry).
+    retry: bool = False
+    #: ``Result.watch_paths`` renders (hookSpecificOutput.watchPaths).
+    watch_paths: bool = False
+    #: ``Result.worktree_path`` renders (hookSpecificOutput.worktreePath).
+    worktree_path: bool = False
+    #: ``Result.elicitation_action`` / ``elicitation_content`` render (hookSpecificOutput.action/content).
+    elicitation: bool = False
+    #: ``Result.display_content`` renders (hookSpecificOutput.displayContent).
+    display: bool = False
+    #: A hookSpecificOutput key a command hook prints as plain text instead of JSON (WorktreeCreate).
+    plain_stdout: str | None = None
     #: ``Result.additional_context`` renders (hookSpecificOutput.additionalContext).
     context: bool = False
     #: ``Result.block`` renders (top-level ``decision: "block"`` with ``reason``).
@@ -63,21 +86,40 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
 
 _TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
 _STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, ride_along=True)
+#: Events Claude Code does not show a systemMessage for, and whose ``continue`` means nothing.
+_QUIET: dict[str, Any] = dict(system_message=False, halt=False)
+#: The intro version of events the hooks reference (as of 2.1.240's docs) lists without one:
+#: the oldest client they are known to exist in, so no older client meets their names.
+_DOCUMENTED = "2.1.240"
 
 EVENTS: dict[str, EventSpec] = _table(
-    EventSpec(name="PreToolUse", hook="pre_tool", record=records.PreToolEvent, permission=True, context=True),
+    EventSpec(
+        name="PreToolUse",
+        hook="pre_tool",
+        record=records.PreToolEvent,
+        permission=True,
+        rewrite=True,
+        context=True,
+        fail_closed=True,
+    ),
     EventSpec(name="PostToolUse", hook="post_tool", record=records.PostToolEvent, **_TOOL),
     EventSpec(name="PostToolUseFailure", hook="post_tool", record=records.PostToolEvent, **_TOOL),
-    EventSpec(name="SessionStart", hook="session_start", record=records.SessionStartEvent, context=True, timeout_s=20),
+    EventSpec(
+        name="SessionStart",
+        hook="session_start",
+        record=records.SessionStartEvent,
+        context=True,
+        watch_paths=True,
+        timeout_s=20,
+    ),
     # Every SessionEnd hook shares 1.5 s in Claude Code, hence the smaller per-plugin budget.
     EventSpec(
         name="SessionEnd",
         hook="session_end",
         record=records.SessionEndEvent,
         timeout_s=1.5,
-        system_message=False,
-        halt=False,
         budget="session_end_budget_ms",
+        **_QUIET,
     ),
     EventSpec(
         name="UserPromptSubmit", hook="user_prompt_submit", record=records.UserPromptEvent, context=True, block=True
@@ -86,20 +128,171 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(name="SubagentStop", **_STOP),
     EventSpec(name="PreCompact", hook="pre_compact", record=records.PreCompactEvent, block=True, system_message=False),
     # The turn ended on an API error; Claude Code ignores the output (side effects only).
+    EventSpec(name="StopFailure", hook="stop_failure", record=records.StopFailureEvent, min_client="2.1.101", **_QUIET),
+    # --- events added in omcm 0.x (issue 27); each row is all the core needs ---
     EventSpec(
-        name="StopFailure",
-        hook="stop_failure",
-        record=records.StopFailureEvent,
+        name="PermissionRequest",
+        hook="permission_request",
+        record=records.PermissionRequestEvent,
+        decision=True,
+        min_client="2.0.45",
+    ),
+    EventSpec(
+        name="PermissionDenied",
+        hook="permission_denied",
+        record=records.PermissionDeniedEvent,
+        retry=True,
+        min_client="2.1.89",
+    ),
+    EventSpec(
+        name="PostToolBatch",
+        hook="post_tool_batch",
+        record=records.PostToolBatchEvent,
+        min_client=_DOCUMENTED,
+        **_TOOL,
+    ),
+    # Claude Code discards a Notification's systemMessage; its additionalContext reaches Claude.
+    EventSpec(
+        name="Notification",
+        hook="notification",
+        record=records.NotificationEvent,
+        context=True,
         system_message=False,
-        halt=False,
-        min_client="2.1.101",
+    ),
+    EventSpec(
+        name="SubagentStart",
+        hook="subagent_start",
+        record=records.SubagentStartEvent,
+        context=True,
+        min_client="2.0.43",
+    ),
+    EventSpec(name="PostCompact", hook="post_compact", record=records.PostCompactEvent, min_client="2.1.76", **_QUIET),
+    EventSpec(name="Setup", hook="setup", record=records.SetupEvent, context=True, min_client="2.1.10"),
+    EventSpec(
+        name="UserPromptExpansion",
+        hook="user_prompt_expansion",
+        record=records.UserPromptExpansionEvent,
+        context=True,
+        block=True,
+        min_client=_DOCUMENTED,
+    ),
+    EventSpec(
+        name="CwdChanged",
+        hook="cwd_changed",
+        record=records.CwdChangedEvent,
+        watch_paths=True,
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    EventSpec(
+        name="FileChanged",
+        hook="file_changed",
+        record=records.FileChangedEvent,
+        watch_paths=True,
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    EventSpec(
+        name="InstructionsLoaded",
+        hook="instructions_loaded",
+        record=records.InstructionsLoadedEvent,
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    EventSpec(
+        name="ConfigChange", hook="config_change", record=records.ConfigChangeEvent, block=True, min_client=_DOCUMENTED
+    ),
+    EventSpec(
+        name="DirectoryAdded",
+        hook="directory_added",
+        record=records.DirectoryAddedEvent,
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    # deny cancels the switch, ask asks the user (a headless session refuses); no defer, no rewrite.
+    EventSpec(
+        name="PreModelSwitch",
+        hook="pre_model_switch",
+        record=records.ModelSwitchEvent,
+        permission=True,
+        permissions=("allow", "deny", "ask"),
+        min_client="2.1.251",
+    ),
+    EventSpec(
+        name="PostModelSwitch",
+        hook="post_model_switch",
+        record=records.ModelSwitchEvent,
+        context=True,
+        min_client="2.1.251",
+    ),
+    # Claude Code never applies an updatedInput here (any value stops the command), so no rewrite.
+    EventSpec(
+        name="PreSkillShellCommand",
+        hook="pre_skill_shell_command",
+        record=records.SkillShellCommandEvent,
+        permission=True,
+        fail_closed=True,
+        min_client="2.1.332",
+    ),
+    # A WorktreeCreate hook replaces git's worktree creation; a command hook prints the path.
+    EventSpec(
+        name="WorktreeCreate",
+        hook="worktree_create",
+        record=records.WorktreeCreateEvent,
+        worktree_path=True,
+        plain_stdout="worktreePath",
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    EventSpec(
+        name="WorktreeRemove",
+        hook="worktree_remove",
+        record=records.WorktreeRemoveEvent,
+        min_client=_DOCUMENTED,
+        **_QUIET,
+    ),
+    # continue: false (Result.halt) refuses the task / keeps the teammate working.
+    EventSpec(name="TaskCreated", hook="task_created", record=records.TaskEvent, min_client=_DOCUMENTED),
+    EventSpec(name="TaskCompleted", hook="task_completed", record=records.TaskEvent, min_client=_DOCUMENTED),
+    EventSpec(name="TeammateIdle", hook="teammate_idle", record=records.TeammateIdleEvent, min_client=_DOCUMENTED),
+    EventSpec(
+        name="Elicitation",
+        hook="elicitation",
+        record=records.ElicitationEvent,
+        elicitation=True,
+        min_client=_DOCUMENTED,
+    ),
+    EventSpec(
+        name="ElicitationResult",
+        hook="elicitation_result",
+        record=records.ElicitationEvent,
+        elicitation=True,
+        min_client=_DOCUMENTED,
+    ),
+    # Runs while text streams (Claude Code's default timeout is 10 s): keep it very fast.
+    EventSpec(
+        name="MessageDisplay",
+        hook="message_display",
+        record=records.MessageDisplayEvent,
+        display=True,
+        timeout_s=5,
+        min_client=_DOCUMENTED,
+        **_QUIET,
     ),
 )
 
+#: The row for any event not in :data:`EVENTS` (a newer client's): the generic hook, common fields only.
+GENERIC = EventSpec(name="*", hook="any_event", record=records.GenericEvent)
 
-def spec_for(event_name: str) -> EventSpec | None:
-    """The row for ``event_name``, or None when omcm has no hook for it."""
-    return EVENTS.get(event_name)
+
+def spec_for(event_name: str) -> EventSpec:
+    """The row for ``event_name``; :data:`GENERIC` for an event omcm does not know."""
+    return EVENTS.get(event_name, GENERIC)
+
+
+def known(event_name: str) -> bool:
+    """Whether omcm's table has a row for ``event_name``."""
+    return event_name in EVENTS
 
 
 def events_for_hooks(hooks: set[str], client_version: str | None = None) -> list[str]:

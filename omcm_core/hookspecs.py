@@ -31,8 +31,8 @@ Rules every hook shares:
   answer. Three failures in a row open the plugin's circuit breaker for a while
   (``omcm plugins`` shows "breaker open"; ``omcm plugins reset NAME`` closes it,
   and so does a new version or an edit of the plugin's source). A plugin named in
-  ``[core] fail_closed`` that cannot answer a PreToolUse (failed, kept out by
-  its breaker, or not importable) turns the call into a deny.
+  ``[core] fail_closed`` that cannot answer a PreToolUse or PreSkillShellCommand
+  (failed, kept out by its breaker, or not importable) turns the call into a deny.
 - Order: ``@hookimpl(tryfirst=True)`` runs (and its answer counts, e.g. for
   the first ``updated_input`` and the order of joined context) before the
   others, ``trylast=True`` after them; within each group, plugin-name order.
@@ -59,16 +59,38 @@ if TYPE_CHECKING:
     from omcm_core.context import Context
     from omcm_core.records import (
         Command,
+        ConfigChangeEvent,
+        CwdChangedEvent,
+        DirectoryAddedEvent,
+        ElicitationEvent,
+        FileChangedEvent,
+        GenericEvent,
+        InstructionsLoadedEvent,
         McpTool,
+        MessageDisplayEvent,
+        ModelSwitchEvent,
+        NotificationEvent,
+        PermissionDeniedEvent,
+        PermissionRequestEvent,
+        PostCompactEvent,
+        PostToolBatchEvent,
         PostToolEvent,
         PreCompactEvent,
         PreToolEvent,
         Result,
         SessionEndEvent,
         SessionStartEvent,
+        SetupEvent,
+        SkillShellCommandEvent,
         StopEvent,
         StopFailureEvent,
+        SubagentStartEvent,
+        TaskEvent,
+        TeammateIdleEvent,
         UserPromptEvent,
+        UserPromptExpansionEvent,
+        WorktreeCreateEvent,
+        WorktreeRemoveEvent,
     )
 
 PROJECT = "omcm"
@@ -161,6 +183,248 @@ def stop_failure(event: StopFailureEvent, ctx: Context) -> None:
 @hookspec
 def pre_compact(event: PreCompactEvent, ctx: Context) -> Result | None:
     """PreCompact (manual or auto). ``block`` prevents the compaction."""
+
+
+# --- The events below are registered only with a Claude Code that knows them (``min_client`` in
+# ``omcm_core.events``; docs/writing-plugins.md has the table). Each answers only what its docstring says.
+
+
+@hookspec
+def permission_request(event: PermissionRequestEvent, ctx: Context) -> Result | None:
+    """PermissionRequest (v2.0.45): Claude Code is about to ask the user to allow a tool call.
+
+    Fires only when a dialog would show (not under bypassPermissions, not for
+    calls a rule already allows). ``event.permission_suggestions`` are the
+    "always allow" entries the dialog offers.
+
+    :return: ``None`` (show the dialog) or a Result whose ``permission`` is
+        ``allow`` or ``deny`` (``ask``/``defer`` mean "show the dialog"). Deny
+        wins; its ``reason`` is the message Claude gets. An allow may carry
+        ``updated_input`` (first wins) and ``updated_permissions``
+        (permission-update entries such as ``{"type": "addRules", "rules":
+        [{"toolName": "Bash", "ruleContent": "npm test"}], "behavior": "allow",
+        "destination": "session"}``; every allowing plugin's, joined).
+    """
+
+
+@hookspec
+def permission_denied(event: PermissionDeniedEvent, ctx: Context) -> Result | None:
+    """PermissionDenied (v2.1.89): auto mode refused a tool call; ``event.reason`` says why.
+
+    :return: ``None`` or a Result with ``retry=True`` to let the model retry
+        the call; one plugin's ``retry=False`` vetoes it.
+    """
+
+
+@hookspec
+def post_tool_batch(event: PostToolBatchEvent, ctx: Context) -> Result | None:
+    """PostToolBatch: every tool call of a parallel batch has resolved (one call per batch).
+
+    ``event.tool_calls`` lists ``{tool_name, tool_input, tool_use_id,
+    tool_response}``: cheaper than ``post_tool`` when work can be done once
+    per batch.
+
+    :return: ``None`` or a Result; ``additional_context`` reaches Claude with
+        the results; ``block`` sends ``reason`` to Claude.
+    """
+
+
+@hookspec
+def notification(event: NotificationEvent, ctx: Context) -> Result | None:
+    """Notification: Claude Code notifies the user (``event.notification_type``:
+    permission_prompt, idle_prompt, agent_needs_input, ...). A desktop notifier's hook.
+
+    :return: usually ``None`` (side effects); ``additional_context`` is the only
+        answer Claude Code reads.
+    """
+
+
+@hookspec
+def subagent_start(event: SubagentStartEvent, ctx: Context) -> Result | None:
+    """SubagentStart (v2.0.43): a subagent starts (``event.agent_type``, ``event.agent_id``).
+
+    :return: ``None`` or a Result whose ``additional_context`` opens the
+        subagent's conversation (the subagent does not see the parent's context).
+    """
+
+
+@hookspec
+def post_compact(event: PostCompactEvent, ctx: Context) -> None:
+    """PostCompact (v2.1.76): the conversation was compacted; ``event.compact_summary`` is what is left.
+
+    Side effects only. To put something back into Claude's context after a
+    compaction, answer ``session_start`` (it fires with ``source == "compact"``).
+    """
+
+
+@hookspec
+def setup(event: SetupEvent, ctx: Context) -> Result | None:
+    """Setup (v2.1.10): repository setup (``event.trigger``: init or maintenance).
+
+    :return: ``None`` or a Result; ``additional_context`` opens the conversation.
+    """
+
+
+@hookspec
+def user_prompt_expansion(event: UserPromptExpansionEvent, ctx: Context) -> Result | None:
+    """UserPromptExpansion: a slash command typed by the user expands into ``event.prompt``.
+
+    ``command_name``, ``command_args`` and ``command_source`` say which.
+
+    :return: ``None`` or a Result; ``additional_context`` goes with the
+        expanded prompt; ``block`` stops it and shows ``reason`` to the user.
+    """
+
+
+@hookspec
+def cwd_changed(event: CwdChangedEvent, ctx: Context) -> Result | None:
+    """CwdChanged: the working directory moved (``event.old_cwd`` -> ``event.new_cwd``).
+
+    :return: ``None`` or a Result whose ``watch_paths`` (absolute paths) are
+        watched for FileChanged.
+    """
+
+
+@hookspec
+def file_changed(event: FileChangedEvent, ctx: Context) -> Result | None:
+    """FileChanged: a watched file changed (``event.event``: change, add or unlink).
+
+    :return: ``None`` or a Result whose ``watch_paths`` are watched from now on.
+    """
+
+
+@hookspec
+def instructions_loaded(event: InstructionsLoadedEvent, ctx: Context) -> None:
+    """InstructionsLoaded: a CLAUDE.md or rule file was loaded (``file_path``, ``memory_type``,
+    ``load_reason``). Side effects only."""
+
+
+@hookspec
+def config_change(event: ConfigChangeEvent, ctx: Context) -> Result | None:
+    """ConfigChange: a settings file changed during the session (``source``, ``file_path``).
+
+    :return: ``None`` or a Result; ``block`` keeps the change from applying.
+    """
+
+
+@hookspec
+def directory_added(event: DirectoryAddedEvent, ctx: Context) -> None:
+    """DirectoryAdded: ``/add-dir`` added ``event.directory`` to the session. Side effects only."""
+
+
+@hookspec
+def pre_model_switch(event: ModelSwitchEvent, ctx: Context) -> Result | None:
+    """PreModelSwitch (v2.1.251): a model switch is requested (``from_model`` -> ``to_model``).
+
+    :return: ``None`` or a Result whose ``permission`` is allow (skip the
+        re-cache confirmation), deny (cancel the switch) or ask; most
+        restrictive wins.
+    """
+
+
+@hookspec
+def post_model_switch(event: ModelSwitchEvent, ctx: Context) -> Result | None:
+    """PostModelSwitch (v2.1.251): the session's model changed.
+
+    :return: ``None`` or a Result; ``additional_context`` reaches the model
+        with the next request the new model serves.
+    """
+
+
+@hookspec
+def pre_skill_shell_command(event: SkillShellCommandEvent, ctx: Context) -> Result | None:
+    """PreSkillShellCommand (v2.1.332): a skill's inline shell command is about to run.
+
+    ``event.tool_input["command"]`` is the command; ``event.command_name`` the
+    skill holding it.
+
+    :return: ``None`` or a Result whose ``permission`` deny, ask or defer keeps
+        the command from running (allow adds nothing). Claude Code never applies
+        a rewritten input here, so ``updated_input`` is dropped.
+    """
+
+
+@hookspec
+def worktree_create(event: WorktreeCreateEvent, ctx: Context) -> Result | None:
+    """WorktreeCreate: create an isolated worktree named like ``event.name``.
+
+    A registered WorktreeCreate hook replaces Claude Code's own git worktree
+    creation: implement it only if your plugin creates worktrees.
+
+    :return: a Result whose ``worktree_path`` is the absolute path created
+        (the first plugin's wins; omcm prints it as Claude Code expects).
+    """
+
+
+@hookspec
+def worktree_remove(event: WorktreeRemoveEvent, ctx: Context) -> None:
+    """WorktreeRemove: remove the worktree at ``event.worktree_path``. Side effects only."""
+
+
+@hookspec
+def task_created(event: TaskEvent, ctx: Context) -> Result | None:
+    """TaskCreated: a task is being created (``task_id``, ``task_subject``, ``teammate_name``, ...).
+
+    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    """
+
+
+@hookspec
+def task_completed(event: TaskEvent, ctx: Context) -> Result | None:
+    """TaskCompleted: a task is being marked completed.
+
+    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    """
+
+
+@hookspec
+def teammate_idle(event: TeammateIdleEvent, ctx: Context) -> Result | None:
+    """TeammateIdle: a teammate (``teammate_name`` of ``team_name``) is about to go idle.
+
+    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to keep it from idling.
+    """
+
+
+@hookspec
+def elicitation(event: ElicitationEvent, ctx: Context) -> Result | None:
+    """Elicitation: an MCP server (``mcp_server_name``) asks the user for input (``requested_schema``).
+
+    :return: ``None`` (ask the user) or a Result answering for the user:
+        ``elicitation_action`` accept, decline or cancel (cancel > decline >
+        accept) with ``elicitation_content`` for an accept.
+    """
+
+
+@hookspec
+def elicitation_result(event: ElicitationEvent, ctx: Context) -> Result | None:
+    """ElicitationResult: the user answered an elicitation (``event.action``, ``event.content``).
+
+    :return: ``None`` or a Result overriding ``elicitation_action`` /
+        ``elicitation_content`` before the answer reaches the MCP server.
+    """
+
+
+@hookspec
+def message_display(event: MessageDisplayEvent, ctx: Context) -> Result | None:
+    """MessageDisplay: assistant text is about to be shown; ``event.delta`` holds the new lines.
+
+    Runs while text streams: keep it to a few milliseconds.
+
+    :return: ``None`` or a Result whose ``display_content`` is shown in place
+        of the delta (first wins). What Claude said is unchanged.
+    """
+
+
+@hookspec
+def any_event(event: GenericEvent, ctx: Context) -> Result | None:
+    """Any event omcm does not know yet (a newer Claude Code's): ``event.payload`` is the raw stdin object.
+
+    ``event.hook_event_name`` names it; the common fields (``session_id``,
+    ``cwd``, ...) are set when sent.
+
+    :return: ``None`` or a Result; only the protocol's common answers render:
+        ``system_message``, and ``halt`` with ``halt_reason``.
+    """
 
 
 @hookspec

@@ -38,7 +38,7 @@ from omcm_core._failure_capture import PluginFailed, logged_failures, raise_firs
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
 
-def _base(event: str, session_id: str, cwd: str | None, **extra: Any) -> dict[str, Any]:
+def _base(event: str, session_id: str, cwd: str | None, /, **extra: Any) -> dict[str, Any]:
     payload = {
         "session_id": session_id,
         "transcript_path": f"/tmp/omcm-test/{session_id}.jsonl",
@@ -111,13 +111,13 @@ def user_prompt_payload(prompt: str, session_id: str = DEFAULT_SESSION, cwd: str
     return _base("UserPromptSubmit", session_id, cwd, permission_mode="default", prompt=prompt, **extra)
 
 
-def hook_payload(event: str, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
+def hook_payload(event: str, /, session_id: str = DEFAULT_SESSION, cwd: str | None = None, **fields: Any) -> dict:
     """A payload for any ``hook_event_name`` (Stop, PreCompact, StopFailure...), with the common fields set."""
     return _base(event, session_id, cwd, **fields)
 
 
 def event_from(payload: Mapping[str, Any]) -> Any:
-    """The event record the core would pass to a hook for ``payload`` (None if omcm has no hook for it)."""
+    """The event record the core would pass to a hook for ``payload`` (a GenericEvent for one omcm does not know)."""
     from omcm_core._runtime.payload import parse_event
 
     return parse_event(dict(payload))
@@ -144,7 +144,6 @@ def assert_valid_response(event_name: str, response: Any) -> None:
     }
     assert set(response) <= allowed_top, f"unexpected keys {set(response) - allowed_top}"
     spec = spec_for(event_name)
-    assert spec is not None, f"omcm answers nothing to {event_name}"
     if "decision" in response:
         assert spec.block and response["decision"] == "block"
         assert isinstance(response.get("reason"), str) and response["reason"]
@@ -160,11 +159,39 @@ def assert_valid_response(event_name: str, response: Any) -> None:
         if spec.context:
             allowed.add("additionalContext")
         if spec.permission:
-            allowed |= {"permissionDecision", "permissionDecisionReason", "updatedInput"}
-            decision = specific.get("permissionDecision")
-            assert decision in (None, "allow", "deny", "ask", "defer")
-            if decision in ("deny", "defer"):
+            allowed |= {"permissionDecision", "permissionDecisionReason"}
+            assert specific.get("permissionDecision") in (None, *spec.permissions)
+        if spec.rewrite:
+            allowed.add("updatedInput")
+            if specific.get("permissionDecision") in ("deny", "defer"):
                 assert "updatedInput" not in specific
+        if spec.decision:
+            allowed.add("decision")
+            decision = specific.get("decision")
+            if decision is not None:
+                assert decision.get("behavior") in ("allow", "deny"), f"bad decision {decision!r}"
+                keys = (
+                    {"behavior", "updatedInput", "updatedPermissions"}
+                    if decision["behavior"] == "allow"
+                    else {
+                        "behavior",
+                        "message",
+                    }
+                )
+                assert set(decision) <= keys, f"keys not valid in a {decision['behavior']} decision"
+        if spec.retry:
+            allowed.add("retry")
+            assert specific.get("retry", True) is True
+        if spec.watch_paths:
+            allowed.add("watchPaths")
+            assert all(isinstance(p, str) for p in specific.get("watchPaths", []))
+        if spec.worktree_path:
+            allowed.add("worktreePath")
+        if spec.elicitation:
+            allowed |= {"action", "content"}
+            assert specific.get("action") in (None, "accept", "decline", "cancel")
+        if spec.display:
+            allowed.add("displayContent")
         assert set(specific) <= allowed, f"keys not valid for {event_name}: {set(specific) - allowed}"
         assert len(specific.get("additionalContext", "")) <= TEXT_CAP
 

@@ -6,6 +6,8 @@ from omcm_core._runtime.merge import TEXT_CAP, merge
 from omcm_core.records import Result
 
 R = Result
+INF = float("inf")
+NAN = float("nan")
 
 CASES = [
     # (name, event, answers, expected)
@@ -169,6 +171,147 @@ CASES = [
         ],
         {"decision": "block", "reason": "secret in prompt"},
     ),
+    # --- the events of issue 27, each merged by its own rule from the one table ---
+    (
+        "PermissionRequest: deny wins, its reasons are the message",
+        "PermissionRequest",
+        [
+            ("a", R(permission="allow", updated_input={"command": "ls"})),
+            ("b", R(permission="deny", reason="not here")),
+            ("c", R(permission="deny", reason="nor there")),
+        ],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": "not here\nnor there"},
+            }
+        },
+    ),
+    (
+        "PermissionRequest: allow carries the first rewrite and every allower's permission updates",
+        "PermissionRequest",
+        [
+            ("a", R(permission="ask", updated_input={"command": "ignored"})),
+            ("b", R(permission="allow", updated_input={"command": "npm run lint"}, updated_permissions=[{"x": 1}])),
+            ("c", R(permission="allow", updated_input={"command": "later"}, updated_permissions=[{"y": 2}])),
+        ],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {
+                    "behavior": "allow",
+                    "updatedInput": {"command": "npm run lint"},
+                    "updatedPermissions": [{"x": 1}, {"y": 2}],
+                },
+            }
+        },
+    ),
+    ("PermissionRequest: ask or defer shows the dialog", "PermissionRequest", [("a", R(permission="ask"))], None),
+    (
+        "PermissionDenied: retry when asked and not vetoed",
+        "PermissionDenied",
+        [("a", R(retry=True)), ("b", R())],
+        {"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": True}},
+    ),
+    (
+        "PermissionDenied: one False vetoes a retry",
+        "PermissionDenied",
+        [("a", R(retry=True)), ("b", R(retry=False))],
+        None,
+    ),
+    (
+        "watchPaths of every plugin joined without repeats",
+        "CwdChanged",
+        [("a", R(watch_paths=["/p/.envrc", "/p/a"])), ("b", R(watch_paths=["/p/a", "/p/b"]))],
+        {"hookSpecificOutput": {"hookEventName": "CwdChanged", "watchPaths": ["/p/.envrc", "/p/a", "/p/b"]}},
+    ),
+    (
+        "WorktreeCreate: the first path wins",
+        "WorktreeCreate",
+        [("a", R(worktree_path="/w/one")), ("b", R(worktree_path="/w/two"))],
+        {"hookSpecificOutput": {"hookEventName": "WorktreeCreate", "worktreePath": "/w/one"}},
+    ),
+    (
+        "Elicitation: decline beats accept, no content then",
+        "Elicitation",
+        [("a", R(elicitation_action="accept", elicitation_content={"k": 1})), ("b", R(elicitation_action="decline"))],
+        {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}},
+    ),
+    (
+        "ElicitationResult: accept with the first accepter's content",
+        "ElicitationResult",
+        [("a", R(elicitation_action="accept", elicitation_content={"k": 1})), ("b", R(elicitation_content={"k": 2}))],
+        {"hookSpecificOutput": {"hookEventName": "ElicitationResult", "action": "accept", "content": {"k": 1}}},
+    ),
+    (
+        "PreModelSwitch takes allow/deny/ask: a defer is no answer",
+        "PreModelSwitch",
+        [("a", R(permission="defer")), ("b", R(permission="ask", reason="costly"))],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreModelSwitch",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": "costly",
+            }
+        },
+    ),
+    (
+        "PreSkillShellCommand never takes a rewrite",
+        "PreSkillShellCommand",
+        [("a", R(permission="deny", reason="no curl")), ("b", R(updated_input={"command": "true"}))],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreSkillShellCommand",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no curl",
+            }
+        },
+    ),
+    (
+        "SubagentStart and PostToolBatch take context",
+        "SubagentStart",
+        [("a", R(additional_context="lessons"))],
+        {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "lessons"}},
+    ),
+    (
+        "PostToolBatch blocks",
+        "PostToolBatch",
+        [("a", R(block=True, reason="lint failed"))],
+        {"decision": "block", "reason": "lint failed"},
+    ),
+    (
+        "MessageDisplay: the first display rewrite wins",
+        "MessageDisplay",
+        [("a", R(display_content="one")), ("b", R(display_content="two"))],
+        {"hookSpecificOutput": {"hookEventName": "MessageDisplay", "displayContent": "one"}},
+    ),
+    (
+        "TaskCompleted refuses with continue false",
+        "TaskCompleted",
+        [("a", R(halt=True, halt_reason="tests fail"))],
+        {"continue": False, "stopReason": "tests fail"},
+    ),
+    (
+        "an unknown event answers the common fields only",
+        "SomethingNew",
+        [("a", R(additional_context="x", system_message="hello", permission="deny"))],
+        {"systemMessage": "hello"},
+    ),
+    # JSON has no infinity or NaN: a rewrite holding one is no answer (the next plugin's wins),
+    # and dropped_fields names it for the log.
+    (
+        "a non-finite rewrite is skipped for the next plugin's",
+        "PreToolUse",
+        [("a", R(updated_input={"": INF})), ("b", R(updated_input={"command": "ls"}))],
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "ls"}}},
+    ),
+    ("a non-finite rewrite alone is no answer", "PreToolUse", [("a", R(updated_input={"x": [NAN]}))], None),
+    (
+        "non-finite permission updates and content are skipped",
+        "PermissionRequest",
+        [("a", R(permission="allow", updated_permissions=[{"n": -INF}], updated_input={"n": NAN}))],
+        {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}},
+    ),
 ]
 
 
@@ -220,3 +363,13 @@ def test_merge_does_not_depend_on_anything_but_its_arguments():
 def test_result_rejects_unknown_permission():
     with pytest.raises(ValueError):
         Result(permission="maybe")
+
+
+def test_a_non_finite_rewrite_is_named_for_the_log_and_rejected_as_a_plugin_answer():
+    from omcm_core._runtime.merge import dropped_fields, result_problem
+
+    bad = R(updated_input={"": INF}, watch_paths=["/a"])
+    assert dropped_fields("PreToolUse", bad) == ["updated_input", "watch_paths"]
+    assert dropped_fields("SessionStart", R(watch_paths=["/a", NAN])) == ["watch_paths"]
+    assert "not JSON" in result_problem(bad)
+    assert result_problem(R(updated_input={"ok": 1.5})) is None

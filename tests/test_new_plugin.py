@@ -100,7 +100,7 @@ def test_generated_tests_pass_for_every_hook(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "12 passed" in run.stdout  # two tests for four hooks, one for the other four
+    assert "16 passed" in run.stdout  # two tests for four hooks, one for the other eight
 
 
 def test_generated_code_is_lint_clean(tmp_path):

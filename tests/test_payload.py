@@ -119,9 +119,12 @@ def test_argv_event_must_agree():
         parse_event({"hook_event_name": "PreToolUse", "tool_name": "Read"}, "PostToolUse")
 
 
-def test_unknown_events_are_not_an_error():
-    assert parse_event({"hook_event_name": "Notification", "message": "hi"}) is None
-    assert parse_event({"hook_event_name": "SomethingFromTheFuture"}) is None
+def test_unknown_events_are_not_an_error_and_reach_the_generic_hook_raw():
+    future = {"hook_event_name": "SomethingFromTheFuture", "session_id": "s", "odd": {"a": 1}}
+    event = parse_event(future)
+    assert event.hook_event_name == "SomethingFromTheFuture" and event.payload == future and event.session_id == "s"
+    note = parse_event({"hook_event_name": "Notification", "message": "hi", "notification_type": "idle_prompt"})
+    assert (note.message, note.notification_type) == ("hi", "idle_prompt")
 
 
 def test_session_records():

@@ -27,6 +27,10 @@ HOOKS = (
     "stop",
     "pre_compact",
     "stop_failure",
+    "permission_request",
+    "notification",
+    "subagent_start",
+    "post_tool_batch",
 )
 # A distribution name as packaging accepts it: letters and digits, with . _ - inside.
 _VALID = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")

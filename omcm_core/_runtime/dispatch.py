@@ -100,13 +100,13 @@ def handle(
 
 def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
     from omcm_core._runtime.manager import Manager
-    from omcm_core.events import EVENTS
+    from omcm_core.events import spec_for
 
-    return Manager.for_hook(env, EVENTS[event.hook_event_name].hook, home)
+    return Manager.for_hook(env, spec_for(event.hook_event_name).hook, home)
 
 
 def read_event(raw: bytes, argv_event: str | None) -> Any:
-    """Payload bytes -> event record; None (logged) when the payload is bad or omcm has no hook for it."""
+    """Payload bytes -> event record (a GenericEvent for an event omcm does not know); None (logged) when the payload is bad."""
     from omcm_core._runtime.payload import PayloadError, decode, parse_event
 
     try:
@@ -117,8 +117,6 @@ def read_event(raw: bytes, argv_event: str | None) -> Any:
 
         _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
         return None
-    if event is None:
-        _logger.info("event_not_handled", hook_event=payload.get("hook_event_name"))
     return event
 
 
@@ -133,11 +131,11 @@ class _Call:
 
     def __init__(self, event: Any, env: dict, home: Path, keeper: StoreKeeper | None) -> None:
         from omcm_core.config import Config, CoreConfig
-        from omcm_core.events import EVENTS
+        from omcm_core.events import spec_for
         from omcm_core.store import Store
 
         self.event, self.env, self.home, self.keeper = event, env, home, keeper
-        self.spec = EVENTS[event.hook_event_name]
+        self.spec = spec_for(event.hook_event_name)
         self.project = resolve_project_dir(env, event.cwd)
         self.config = Config.load(home, self.project, env)
         self.core = self.config.section("core", CoreConfig)
@@ -169,11 +167,12 @@ class _Call:
 def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
     from omcm_core._runtime.breaker import Breaker, project_key
     from omcm_core._runtime.merge import merge
-    from omcm_core.events import EVENTS
+    from omcm_core.events import spec_for
 
-    spec = EVENTS[event.hook_event_name]
+    spec = spec_for(event.hook_event_name)
     plugins = manager.implementations(spec.hook)
-    if not plugins and not (spec.permission and manager.broken()):  # a guard that did not load may still deny
+    if not plugins and not (spec.fail_closed and manager.broken()):  # a guard that did not load may still deny
+        _logger.info("event_not_handled", hook_event=event.hook_event_name, hook=spec.hook)
         return EMPTY
     call = _Call(event, env, home, keeper)
     try:
@@ -188,15 +187,15 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         opened = _opening(breaker, call.spec.hook, report.failures, call.core.breaker_threshold)
         _record(breaker, call.spec.hook, report, call.store)
         answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
-        _log_dropped(call.spec.name, answers)
+        _log_dropped(event.hook_event_name, answers)
         answers, cuts = _within_budget(call, answers)
         _note_stats(call, event, report, kept_out, opened, answers, cuts)
     finally:
         call.finish()
-    response = merge(call.spec.name, answers)
+    response = merge(event.hook_event_name, answers)
     _logger.debug(
         "dispatched",
-        hook_event=call.spec.name,
+        hook_event=event.hook_event_name,
         pid=os.getpid(),
         session_id=event.session_id,
         plugins=len(report.succeeded) + len(report.failures),
@@ -204,8 +203,8 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         answered=response is not None,
         ms=round((time.perf_counter() - started) * 1000, 3),
     )
-    trace = _trace(call.spec.name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
-    stdout = json.dumps(response).encode("ascii") if response is not None else b""
+    trace = _trace(event.hook_event_name, report) if env.get("OMCM_TRACE_PLUGINS") else b""
+    stdout = render(call.spec, response)
     # A plugin holding the GIL may finish before the timeout can fire: count its time too.
     budget_ms = call.budget_s * 1000
     overran = any(f.kind == "timeout" for f in report.failures) or any(
@@ -229,7 +228,7 @@ def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
         return answers, {}
     kept = dict(fitted.texts)
     for plugin, lost in fitted.cut.items():
-        _logger.info("context_cut", plugin=plugin, hook_event=call.spec.name, cut_chars=lost)
+        _logger.info("context_cut", plugin=plugin, hook_event=call.event.hook_event_name, cut_chars=lost)
     return [
         (name, attrs.evolve(r, additional_context=kept.get(name)) if name in fitted.cut else r) for name, r in answers
     ], dict(fitted.cut)
@@ -244,7 +243,14 @@ def _note_stats(call: _Call, event: Any, report: Any, kept_out: dict, opened: li
         shown = {name: len(r.additional_context or "") + (len(r.reason or "") if r.block else 0) for name, r in answers}
         failed = [f.plugin for f in report.failures]
         RECORDER.note(
-            event.session_id, call.spec.name, report.timings_ms, failed, kept_out, opened, context=shown, cuts=cuts
+            event.session_id,
+            event.hook_event_name,
+            report.timings_ms,
+            failed,
+            kept_out,
+            opened,
+            context=shown,
+            cuts=cuts,
         )
         if not RECORDER.deferred:
             RECORDER.flush(call.store)
@@ -263,6 +269,17 @@ def _opening(breaker: Any, hook: str, failures: list, threshold: int) -> list:
     except Exception:  # an unreadable store: the breaker itself logs it
         pass
     return opened
+
+
+def render(spec: Any, response: dict | None) -> bytes:
+    """The bytes Claude Code reads: the merged JSON object, or for an event whose command hooks answer
+    in plain text (WorktreeCreate's path), that text alone."""
+    if response is None:
+        return b""
+    if spec.plain_stdout:
+        text = response.get("hookSpecificOutput", {}).get(spec.plain_stdout)
+        return text.encode("utf-8") if isinstance(text, str) else b""
+    return json.dumps(response).encode("ascii")
 
 
 def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
@@ -299,13 +316,13 @@ def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> l
     """Denials standing in for security plugins (``[core] fail_closed``) that could not answer.
 
     A guard that failed, is kept out by its breaker, or failed to load must keep
-    guarding: the call is denied, not allowed. Only events with a permission
-    (PreToolUse) can deny.
+    guarding: the call is denied, not allowed. Only gates on commands
+    (PreToolUse, PreSkillShellCommand: ``fail_closed`` in the event table) are denied this way.
     """
     from omcm_core.records import Result
 
     guards = set(call.core.fail_closed)
-    if not call.spec.permission or not guards:
+    if not call.spec.fail_closed or not guards:
         return []
     unknown = sorted(str(name) for name in guards if name not in manager.infos)
     if unknown:  # a misspelt guard would leave the gate open without a word (`omcm doctor` says it too)

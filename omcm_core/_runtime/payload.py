@@ -50,6 +50,12 @@ def _number(value: Any, _type: Any) -> float:
     return float(value)
 
 
+def _sequence(value: Any, _type: Any) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"expected an array, got {type(value).__name__}")
+    return value
+
+
 def _mapping(value: Any, _type: Any) -> dict:
     if not isinstance(value, dict):
         raise TypeError(f"expected an object, got {type(value).__name__}")
@@ -64,6 +70,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(bool, _strict_bool)
     conv.register_structure_hook(float, _number)
     conv.register_structure_hook(dict, _mapping)
+    conv.register_structure_hook(list, _sequence)
     # A predicate, not register_structure_hook(Any, ...): Python 3.10 cannot singledispatch on Any.
     conv.register_structure_hook_func(lambda type_: type_ is Any, lambda value, _type: value)
     return conv
@@ -82,7 +89,8 @@ def converter() -> cattrs.Converter:
 def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> records.Event | None:
     """Build the event record for ``payload``.
 
-    Returns ``None`` for an event omcm has no hook for. Raises
+    An event omcm's table does not know becomes a
+    :class:`~omcm_core.records.GenericEvent` holding the raw payload. Raises
     :class:`PayloadError` when the payload is not usable.
     """
     if not isinstance(payload, dict):
@@ -92,10 +100,9 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
         raise PayloadError("payload has no hook_event_name")
     if event_name and name != event_name:
         raise PayloadError(f"hook_event_name {name!r} does not match the command line event {event_name!r}")
-    spec = spec_for(name)
-    if spec is None:
-        return None
-    cls = spec.record
+    cls = spec_for(name).record
+    if cls is records.GenericEvent:
+        return _generic(payload, name)
     known = {a.name for a in attrs.fields(cls)} - {"extra", "succeeded"}
     data = {k: v for k, v in payload.items() if k in known and v is not None}
     data["hook_event_name"] = name
@@ -111,6 +118,19 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
         import cattrs
 
         raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
+
+
+def _generic(payload: dict, name: str) -> records.GenericEvent:
+    """The common fields that have their protocol type, and the whole payload verbatim."""
+    common = {}
+    for field in attrs.fields(records.Event):
+        value = payload.get(field.name)
+        if field.name in ("hook_event_name", "extra") or value is None:
+            continue
+        ok, value = _PLAIN[_type_name(field.type)](value)
+        if ok:
+            common[field.name] = value
+    return records.GenericEvent(hook_event_name=name, payload=dict(payload), **common)
 
 
 def _plain(check: Any) -> Any:
@@ -129,6 +149,7 @@ _PLAIN: dict[str, Any] = {
     "bool": _plain(_strict_bool),
     "float": _plain(_number),
     "dict": _plain(_mapping),
+    "list": _plain(_sequence),
     "Any": lambda value: (True, value),
 }
 

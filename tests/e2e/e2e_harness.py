@@ -200,11 +200,13 @@ class Harness:
         resume: str | None = None,
         timeout: float = SESSION_TIMEOUT,
         final_text: str = "Done.",
+        permission_mode: str | None = None,
     ) -> Session:
         """Run ``claude -p PROMPT`` to the end with the fake API answering ``script``.
 
         ``resume`` continues an earlier session (its ``session_id``); with the
-        prompt ``/compact`` the client compacts it and stops.
+        prompt ``/compact`` the client compacts it and stops. ``permission_mode``
+        (e.g. ``default``) replaces ``--dangerously-skip-permissions``.
         """
         project = Path(project or self.project)
         if resume:
@@ -221,7 +223,7 @@ class Harness:
             "--include-hook-events",
             "--debug-file",
             str(debug_log),
-            "--dangerously-skip-permissions",
+            *(["--permission-mode", permission_mode] if permission_mode else ["--dangerously-skip-permissions"]),
             *args,
         ]
         with FakeAnthropic(script, final_text=final_text) as api:

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.slow
 TRIALS = 60
 NEW_HOME_EVERY = 6  # a fresh home kills some runs during schema creation and migrations
 SEED = int(os.environ.get("OMCM_REL_SEED", "20261123"))
+#: Transactions per hook; OMCM_REL_WRITES=3 plays a machine fast enough to finish them before the kill.
+WRITES = os.environ.get("OMCM_REL_WRITES", "5000")
 
 
 def _wait_for_first_commit(side, before: int, proc, limit: float = 20.0) -> None:
@@ -63,10 +65,17 @@ def test_sigkill_during_store_writes_loses_no_committed_transaction(rel_site, tm
     for trial in range(TRIALS):
         if trial % NEW_HOME_EVERY == 0:
             home, side = tmp_path / f"home-{trial}", tmp_path / f"committed-{trial}.txt"
-        # A budget the writes cannot reach: under load the hook must not end by itself
-        # (overrun, answer, exit 0) just before the kill lands.
+        # The hook must provably still run when the kill lands: after its writes the plugin holds
+        # (REL_HOLD_S) far past any trial, and the budget (which would end the hold: overrun,
+        # answer, exit 0) is longer than a trial too. So a fast machine finishing the writes
+        # before the kill no longer decides the verdict.
         env = rel_site.env(
-            home, ["rel-writer"], REL_SIDE_FILE=str(side), REL_WRITES="5000", OMCM__CORE__PLUGIN_BUDGET_MS="120000"
+            home,
+            ["rel-writer"],
+            REL_SIDE_FILE=str(side),
+            REL_WRITES=WRITES,
+            REL_HOLD_S="600",
+            OMCM__CORE__PLUGIN_BUDGET_MS="120000",
         )
         before = side.stat().st_size if side.exists() else 0
         proc = spawn_hook(json.dumps(post_tool("crash-session")).encode(), env)

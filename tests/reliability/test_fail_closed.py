@@ -14,7 +14,7 @@ import sys
 
 from reliability_harness import log_entries, run_hook
 
-from omcm_core.testing import pre_tool_payload
+from omcm_core.testing import hook_payload, pre_tool_payload
 
 GUARDS = ["rel-answer", "rel-raise"]
 
@@ -64,4 +64,23 @@ def test_a_guard_that_cannot_load_denies(rel_site, tmp_path):
     proc = run_hook(json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode(), env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     specific = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny" and "did not load" in specific["permissionDecisionReason"]
+
+
+def test_a_broken_guard_denies_only_gates_on_commands_not_a_model_switch(rel_site, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[core]\nfail_closed = ["rel-raise"]\n')
+    broken = tmp_path / "shadow"
+    broken.mkdir()
+    (broken / "omcm_rel_raise.py").write_text("raise ImportError('half-installed guard')\n")
+    env = rel_site.env(home, GUARDS)
+    env["PYTHONPATH"] = f"{broken}:{env['PYTHONPATH']}"
+    switch = hook_payload("PreModelSwitch", cwd=str(tmp_path), from_model="a", to_model="b")
+    proc = run_hook(json.dumps(switch).encode(), env)
+    assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr[-2000:]
+    skill = hook_payload(
+        "PreSkillShellCommand", cwd=str(tmp_path), tool_name="Bash", tool_input={"command": "ls"}, command_name="s"
+    )
+    specific = json.loads(run_hook(json.dumps(skill).encode(), env).stdout)["hookSpecificOutput"]
     assert specific["permissionDecision"] == "deny" and "did not load" in specific["permissionDecisionReason"]

@@ -22,12 +22,12 @@ SESSION = "0f0e0d0c-0b0a-4908-8706-050403020100"
 EVERY_GOOD_PLUGIN = sorted({name for names in PLUGIN_SETS.values() for name in names})
 
 
-def _payload(event: str = "PostToolUse", **overrides) -> dict:
+def _payload(event: str = "PostToolUse", /, **overrides) -> dict:
     base = post_tool(SESSION)
     if event != "PostToolUse":
         base = {k: base[k] for k in ("session_id", "transcript_path", "cwd")}
         base["hook_event_name"] = event
-        if event in ("PreToolUse", "PostToolUseFailure"):
+        if event in EVENTS and issubclass(EVENTS[event].record, records.ToolEvent):
             base.update(tool_name="Bash", tool_input={"command": "ls"}, tool_use_id="toolu_01")
         if event == "PostToolUseFailure":
             base["error"] = "Exit code 1\nboom"
@@ -197,6 +197,8 @@ def _wrong_value(annotation):
         return "fast"
     if "dict" in text:
         return ["not", "an", "object"]
+    if "list" in text:
+        return {"not": "an array"}
     if "str" in text:
         return 12345
     return None  # Any: every JSON value is acceptable
@@ -229,8 +231,8 @@ def test_wrong_type_cases_cover_every_typed_field():
     covered = {case.values[1] for case in WRONG_TYPE_CASES}
     for cls in (spec.record for spec in EVENTS.values()):
         for field in attrs.fields(cls):
-            # opaque JSON (any value is valid): tool_response, StopFailure's error_details
-            if field.name not in ("extra", "succeeded", "tool_response", "error_details"):
+            # opaque JSON (any value is valid): tool_response, StopFailure's error_details, ...
+            if str(typing.get_type_hints(cls)[field.name]) != "typing.Any" and field.name not in ("extra", "succeeded"):
                 assert field.name in covered, f"{cls.__name__}.{field.name} has no wrong-type case"
 
 

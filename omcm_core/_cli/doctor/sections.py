@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from omcm_core._cli.doctor.configuration import configuration
+from omcm_core._cli.doctor.events import hook_events
 from omcm_core._cli.doctor.installation import installation
 from omcm_core._cli.doctor.plugins import plugins
 from omcm_core._cli.doctor.records import Check, Probe, as_check, error
@@ -26,6 +27,7 @@ SectionFunction = Callable[[Probe], Iterable["Check | Mapping[str, Any]"]]
 SECTIONS: list[tuple[str, SectionFunction]] = [
     ("Installation", installation),
     ("Registration in Claude Code settings", registration),
+    ("Hook events of the installed Claude Code", hook_events),
     ("Configuration", configuration),
     ("Store", store),
     ("Plugins", plugins),
