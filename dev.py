@@ -81,23 +81,29 @@ def postgres_found() -> bool:
     return bool(shutil.which("initdb") or glob.glob("/usr/lib/postgresql/*/bin/initdb"))
 
 
-def ensure_postgres() -> None:
-    """The team-store tests start a real PostgreSQL: install Debian's package when missing and allowed."""
-    if postgres_found():
-        return
+def ensure_system_packages() -> None:
+    """What the tests drive beside Python: a real PostgreSQL (team store) and tmux (the interactive client).
+
+    Debian's packages are installed when missing and allowed (root with apt-get); otherwise say what to
+    install: those tests skip locally and fail in CI without them.
+    """
     import shutil
 
+    missing = [p for p, found in (("postgresql", postgres_found()), ("tmux", bool(shutil.which("tmux")))) if not found]
+    if not missing:
+        return
     if os.name == "posix" and os.geteuid() == 0 and shutil.which("apt-get"):
-        print("dev.py: installing PostgreSQL (apt-get install postgresql) for the team-store tests", flush=True)
+        print(f"dev.py: installing {' and '.join(missing)} (apt-get) for the tests that drive them", flush=True)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        apt = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"]
+        apt = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]
         if subprocess.run(apt, env=env).returncode != 0:
             subprocess.run(["apt-get", "update", "-q"], env=env, check=True)
             subprocess.run(apt, env=env, check=True)
         return
     print(
-        "dev.py: PostgreSQL not found; the team-store tests need it: `sudo apt-get install postgresql` "
-        "(or your system's package), then rerun. Without it they skip locally and fail in CI.",
+        f"dev.py: not found: {', '.join(missing)}; the team-store and interactive-client tests need them: "
+        f"`sudo apt-get install {' '.join(missing)}` (or your system's packages), then rerun. "
+        "Without them those tests skip locally and fail in CI.",
         file=sys.stderr,
         flush=True,
     )
@@ -166,7 +172,7 @@ def pip_install(args: list[str], what: str) -> None:
 def setup(profile: str = "full") -> None:
     """Make ``.venv`` with what ``profile`` needs; a ``full`` one serves the demo too."""
     if profile == "full":
-        ensure_postgres()
+        ensure_system_packages()
     stamp_file = VENV / ".omcm-stamp"
     done = stamp_file.read_text() if stamp_file.exists() and venv_usable() else ""
     if done in (_stamp(), f"full:{_stamp()}", f"{profile}:{_stamp()}"):  # a bare stamp: an older dev.py's full set-up
