@@ -134,7 +134,8 @@ def install_targets(profile: str) -> list[str]:
     if profile == "demo":
         targets = ["-e", str(ROOT)]
         for plugin in plugin_dirs():
-            targets += ["-e", str(plugin)]
+            if not (plugin / ".dev-not-in-demo").exists():  # team-store: a PostgreSQL driver the demo never uses
+                targets += ["-e", str(plugin)]
         return targets
     targets = ["-e", f"{ROOT}[test,lint,team]"]
     for plugin in plugin_dirs():

@@ -113,6 +113,42 @@ def _rotate(path: Path) -> None:
         os.close(fd)
 
 
+class _LineFile:
+    """An append-only log file written one whole line per ``os.write``.
+
+    A write the disk could not take in full (ENOSPC) leaves a torn line; the
+    next line then starts on a line of its own, so every line written after
+    space came back parses.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._torn = fd, False
+
+    def write(self, text: str) -> None:
+        data = (("\n" if self._torn else "") + text).encode("utf-8", "replace")
+        try:
+            self._torn = os.write(self._fd, data) < len(data)
+        except OSError:
+            self._torn = True
+
+    def check_end(self) -> None:
+        """Another process may have left a torn last line: start on a new one then."""
+        try:
+            size = os.fstat(self._fd).st_size
+            self._torn = size > 0 and os.pread(self._fd, 1, size - 1) != b"\n"
+        except OSError:
+            pass
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
 def _open_sink():
     path: Path | None = _state["path"]
     if path is None or _state["stderr"]:
@@ -122,8 +158,9 @@ def _open_sink():
 
         ensure_private_dir(path.parent)
         _rotate(path)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+        sink = _LineFile(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600))
+        sink.check_end()
+        return sink
     except OSError:
         return sys.stderr
 

@@ -353,6 +353,7 @@ def test_a_registered_omcm_that_is_gone_is_a_problem_and_omcm_install_fixes_it(e
     """After `pipx reinstall --python …` the settings name a fast_hook.py that no longer exists."""
     import omcm_core
 
+    env = {**env, "OMCM_NATIVE_CLIENT": "0"}  # the Python client's command names the file a reinstall moves
     assert omcm(env, "install").returncode == 0
     ours = str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py")
     gone = str(tmp_path / "venvs" / "omcm-core" / "lib" / "python3.11" / "site-packages" / "omcm_core" / "fast_hook.py")

@@ -234,11 +234,18 @@ def check_hooks_answer(home: Path, venv: Path) -> None:
     """The user settings run this venv's interpreter on its fast_hook.py, and a call is answered without PATH."""
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    python, flag, _c, _code, script, event = shlex.split(command)
-    # The venv's own interpreter (python or python3, as the venv's scripts name it): its site-packages, not PATH's.
-    assert Path(python).parent == venv / "bin" and Path(python).name.startswith("python")
-    assert flag == "-S" and event == "PreToolUse"
-    assert Path(script).is_relative_to(venv) and script.endswith("omcm_core/fast_hook.py")
+    parts = shlex.split(command)
+    if len(parts) == 3:  # the native client omcm install built (a C compiler is here): OMCM_HOME/bin/omcm-hook-<key>
+        binary, verb, event = parts
+        assert Path(binary).is_relative_to(home / ".omcm" / "bin") and (verb, event) == ("hook", "PreToolUse")
+        state = json.loads((home / ".omcm" / "bin" / "native-client.json").read_text())
+        assert state["client"] == "native" and state["path"] == binary
+    else:
+        python, flag, _c, _code, script, event = parts
+        # The venv's own interpreter (python or python3, as the venv's scripts name it): its site-packages, not PATH's.
+        assert Path(python).parent == venv / "bin" and Path(python).name.startswith("python")
+        assert flag == "-S" and event == "PreToolUse"
+        assert Path(script).is_relative_to(venv) and script.endswith("omcm_core/fast_hook.py")
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "OMCM_TRACE_PLUGINS": "1", "OMCM_DAEMON": "0"}
     proc = subprocess.run(shlex.split(command), input=json.dumps(payload), capture_output=True, text=True, env=env)

@@ -32,11 +32,9 @@ _HERE = Path(__file__).resolve().parent.parent  # omcm_core
 
 
 def source() -> Path | None:
-    """The C source: in the wheel (``omcm_core/_native``) or in a checkout (``native/``)."""
-    for candidate in (_HERE / "_native" / "omcm_hook.c", _HERE.parent / "native" / "omcm_hook.c"):
-        if candidate.is_file():
-            return candidate
-    return None
+    """The C source, shipped inside the package (``omcm_core/_native``)."""
+    candidate = _HERE / "_native" / "omcm_hook.c"
+    return candidate if candidate.is_file() else None
 
 
 def compiler(env: Mapping[str, str]) -> str | None:

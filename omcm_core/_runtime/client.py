@@ -25,7 +25,7 @@ A call the dispatcher accepted is never run twice: if its answer never comes,
 the client logs ``daemon_answer_lost`` and answers nothing (fail open).
 Set ``OMCM_DAEMON=0`` to always answer in process.
 
-The native client (``native/omcm_hook.c``) does step 1 itself and execs this
+The native client (``omcm_core/_native/omcm_hook.c``) does step 1 itself and execs this
 client for the rest, saying in ``OMCM_CLIENT_HANDOFF`` what became of the call:
 ``start`` (no dispatcher listens), ``refused <why>`` (it did not run), ``lost
 <why>`` (accepted, answer lost); absent, this client does everything itself.

@@ -121,6 +121,7 @@ class Harness:
         extra_env: dict | None = None,
         install_hooks: bool = True,
         config: str = DEFAULT_CONFIG,
+        mcp: bool = False,
     ):
         self.root = Path(root)
         self.claude = Path(claude)
@@ -136,6 +137,8 @@ class Harness:
         (self.omcm_home / "config.toml").write_text(config)
         if install_hooks:
             self.omcm("install", "--settings", str(self.settings_path))
+            if not mcp:  # every session would start `omcm mcp` (pydantic and all) for tests that never call it
+                self.forget_mcp_server()
 
     @property
     def settings_path(self) -> Path:
@@ -149,6 +152,13 @@ class Harness:
             entry["matcher"] = matcher
         settings.setdefault("hooks", {}).setdefault(event, []).append(entry)
         self.settings_path.write_text(json.dumps(settings, indent=2))
+
+    def forget_mcp_server(self) -> None:
+        """Drop the MCP server `omcm install` registered in ``~/.claude.json`` (the ``mcp=True`` harness keeps it)."""
+        config_file = self.home / ".claude.json"
+        config = json.loads(config_file.read_text())
+        config.get("mcpServers", {}).pop("omcm", None)
+        config_file.write_text(json.dumps(config, indent=2))
 
     def trust(self, project: Path) -> None:
         """Mark onboarding done and ``project`` trusted in ``~/.claude.json``."""

@@ -107,9 +107,12 @@ def test_subagent_start_cwd_changed_and_user_prompt_expansion(world):
         [text("two files")],  # the subagent's answer
         [bash("cd sub", id="toolu_cd")],
         [bash("echo 'export A=1' > .envrc")],  # the path the plugin asked to watch at CwdChanged
-        [bash("sleep 2")],  # the client's file watcher reports the change while the session still runs
-        [text("ok")],
     ]
+
+    def until_file_changed(_body):  # the client's file watcher reports the change while the session still runs
+        return [text("ok")] if calls(world, "FileChanged") else [bash("sleep 1")]
+
+    script += [until_file_changed] * 20 + [[text("ok")]]
     run = world.session(script, prompt="/review --fast")
     assert run.returncode == 0 and not run.timed_out, run.explain()
     first, *_ = run.main_requests

@@ -212,7 +212,8 @@ def another_python() -> str | None:
     return None
 
 
-def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
+@pytest.mark.parametrize("client", ["python", "native"])
+def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary, client):
     uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
     other = another_python()
     if not uv or not other:
@@ -229,7 +230,7 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
     install_with(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
     harness = Harness(tmp_path / "world", claude_binary, install_hooks=False)
     try:
-        env = harness.env()
+        env = {**harness.env(), "OMCM_NATIVE_CLIENT": "1" if client == "native" else "0"}
         omcm = [str(tool / "bin" / "omcm")]
         done = subprocess.run(
             [*omcm, "install", "--settings", str(harness.settings_path)], env=env, capture_output=True
@@ -247,11 +248,17 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary):
         again = subprocess.run(
             [*omcm, "install", "--settings", str(harness.settings_path)], env=env, capture_output=True, text=True
         )
-        assert again.returncode == 0 and "omcm updated in" in again.stdout, again.stdout + again.stderr
-        python = shlex.split(
+        command = shlex.split(
             json.loads(harness.settings_path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         )
-        assert python[0] == str(tool / "bin" / "python")
+        if client == "python":  # the command names the installation's files: rewritten in place
+            assert again.returncode == 0 and "omcm updated in" in again.stdout, again.stdout + again.stderr
+            assert command[0] == str(tool / "bin" / "python")
+        else:  # the native client's path stays; it was rebuilt for the new installation
+            assert again.returncode == 0, again.stdout + again.stderr
+            assert "omcm-hook-" in command[0]
+            state = json.loads((harness.omcm_home / "bin" / "native-client.json").read_text())
+            assert state["client"] == "native" and state["fingerprint"]
         doctor = subprocess.run([*omcm, "doctor", "--json"], env=env, capture_output=True, text=True)
         report = json.loads(doctor.stdout)
         assert doctor.returncode == 0 and not report["problems"], report["problems"]

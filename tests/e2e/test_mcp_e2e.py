@@ -10,7 +10,8 @@ from fake_anthropic import bash, text, tool_use
 pytestmark = pytest.mark.e2e
 
 
-def test_the_model_searches_what_omcm_recorded_through_mcp(e2e):
+def test_the_model_searches_what_omcm_recorded_through_mcp(e2e_factory):
+    e2e = e2e_factory(mcp=True)
     state = json.loads((e2e.home / ".claude.json").read_text())
     assert state["mcpServers"]["omcm"]["args"][-1] == "mcp"  # written by the harness's `omcm install`
     marker = "zebra-marker-4711"

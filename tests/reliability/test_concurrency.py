@@ -17,6 +17,7 @@ import pytest
 from reliability_harness import log_entries, parse_stdout, post_tool, spawn_hook, sqlite_check, sqlite_rows
 
 from omcm_core._runtime.breaker import MIGRATIONS as BREAKER_MIGRATIONS
+from omcm_core._runtime.stats import MIGRATIONS as STATS_MIGRATIONS
 
 pytestmark = pytest.mark.slow
 
@@ -69,6 +70,7 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
     assert len(rows) == len(sent_ids) and {r[0] for r in rows} == sent_ids, "an observation row was lost or doubled"
     assert sqlite_rows(db, "SELECT plugin, version FROM omcm_schema ORDER BY plugin") == [
         ("core", len(BREAKER_MIGRATIONS)),
+        ("core-stats", len(STATS_MIGRATIONS)),
         ("rel-counter", 1),
         ("rel-rows", 2),
     ]
@@ -81,6 +83,7 @@ def test_parallel_dispatchers_lose_nothing_and_never_report_locks(rel_site, rel_
     # Each migration ran once although dozens of processes raced for it on the fresh home.
     migrated = Counter((e["plugin"], e["version"]) for e in entries if e["event"] == "store_migrated")
     core = {("core", n): 1 for n in range(1, len(BREAKER_MIGRATIONS) + 1)}
+    core |= {("core-stats", n): 1 for n in range(1, len(STATS_MIGRATIONS) + 1)}
     assert migrated == Counter({**core, ("rel-counter", 1): 1, ("rel-rows", 1): 1, ("rel-rows", 2): 1})
     session_files = list((home / "sessions").glob("*/rel-answer.json"))
     assert len(session_files) == 1 + OTHER_SESSIONS

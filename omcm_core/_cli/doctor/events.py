@@ -69,6 +69,6 @@ def hook_events(probe: Probe) -> Iterator[Check]:
         "events.unknown",
         f"the installed Claude Code has hook events omcm does not know: {', '.join(unknown)}; "
         "plugins get them only through the any_event hook, and omcm install does not register them",
-        fix="pip install --upgrade omcm-core",
+        fix="upgrade omcm the way you installed it (pipx upgrade, uv tool upgrade, or `claude plugin update omcm`)",
         data=data,
     )

@@ -69,10 +69,27 @@ class PersistentModeConfig:
 def _guarded(name, work, ctx, *args):
     """Run ``work``; on any error log it and say nothing (never block on our own bug)."""
     try:
-        return work(*args)
+        return _for_route(work(*args), ctx)
     except Exception as exc:  # noqa: BLE001 - failing open is the contract
         ctx.log.error("failed_open", hook=name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
         return None
+
+
+_SLASH = r"(?<![\w:/])/(cancel-ralph|cancel-ultrawork|ultrawork-ralph|ralph-loop|ultrawork)(?![\w-])"
+
+
+def _for_route(result, ctx):
+    """On the Claude Code plugin route the client names our commands ``/omcm:NAME``: say them so."""
+    if result is None or not ctx.env.get("CLAUDE_PLUGIN_ROOT"):
+        return result
+    import re
+
+    fields = {
+        key: re.sub(_SLASH, r"/omcm:\1", value)
+        for key in ("reason", "additional_context", "system_message")
+        if isinstance(value := getattr(result, key), str)
+    }
+    return attrs.evolve(result, **fields)
 
 
 def _config(ctx):

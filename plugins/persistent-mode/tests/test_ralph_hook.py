@@ -285,3 +285,20 @@ def test_approval_is_refused_while_prd_stories_are_open(session):
     )
     assert s.stop("All criteria hold. <oracle-approved>", active=True) is None
     assert s.ralph_state()["status"] == "completed"
+
+
+def test_on_the_plugin_route_the_messages_name_the_plugins_commands(session):
+    """Claude Code names a plugin's commands /omcm:NAME: /cancel-ralph there is "Unknown command"."""
+    s = session()
+    s.env["CLAUDE_PLUGIN_ROOT"] = str(s.project / "plugin-root")  # set by the client for a plugin's hooks
+    context = s.prompt("/omcm:ralph-loop build a todo API")["hookSpecificOutput"]["additionalContext"]
+    assert "/omcm:cancel-ralph" in context and " /cancel-ralph" not in context
+    assert s.ralph_state()["status"] == "active"
+    s.prompt("/omcm:cancel-ralph")
+    assert s.ralph_state()["status"] != "active"
+
+
+def test_on_the_install_route_the_messages_keep_the_plain_commands(session):
+    s = session()
+    context = s.prompt("/ralph-loop build a todo API")["hookSpecificOutput"]["additionalContext"]
+    assert "/cancel-ralph" in context and "/omcm:" not in context
