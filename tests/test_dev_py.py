@@ -51,7 +51,11 @@ def test_the_demo_profile_leaves_out_extras_and_tools():
     demo, full = dev.install_targets("demo"), dev.install_targets("full")
     assert "-r" not in demo and not any("[" in t for t in demo)
     assert f"{ROOT}[test,lint,team]" in full and "-r" in full
-    assert demo.count("-e") == full.count("-e") == 1 + len(dev.plugin_dirs())
+    assert full.count("-e") == 1 + len(dev.plugin_dirs())
+    # Every plugin but those marked .dev-not-in-demo (team-store: a PostgreSQL driver the demo never uses).
+    left_out = [p for p in dev.plugin_dirs() if (p / ".dev-not-in-demo").exists()]
+    assert [p.name for p in left_out] == ["team-store"] and str(left_out[0]) not in demo
+    assert demo.count("-e") == 1 + len(dev.plugin_dirs()) - len(left_out)
 
 
 def test_a_venv_of_another_python_is_not_usable(tmp_path):

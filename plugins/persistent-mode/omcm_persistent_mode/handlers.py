@@ -130,6 +130,35 @@ def on_prompt(event, ctx, config):
     return _context(parts)
 
 
+#: How long a Stop waits, at most, for the transcript to hold the message the Stop reports.
+CATCH_UP_S, CATCH_UP_STEP_S = 0.3, 0.03
+
+
+def _caught_up(event, config) -> list:
+    """The transcript's tail once it holds the last message the Stop reports.
+
+    The client writes its transcript lines late, and a fast hook (the native
+    client answers in a few ms) can read it before the turn's last tool calls
+    are there: a TaskUpdate done just before the stop would be missed and a
+    finished list continued. Bounded: after CATCH_UP_S the tail is taken as it is.
+    """
+    import time
+
+    def words(text: str | None) -> str:
+        return " ".join((text or "").split())
+
+    lines = fsaccess.tail_lines(event.transcript_path, config.transcript_tail_bytes)
+    wanted = words(event.last_assistant_message)
+    deadline = time.monotonic() + CATCH_UP_S
+    while wanted and time.monotonic() < deadline:
+        got = words(todos.last_assistant_text(lines))
+        if got and (got in wanted or wanted in got):  # one text block of several, or the whole message
+            break
+        time.sleep(CATCH_UP_STEP_S)
+        lines = fsaccess.tail_lines(event.transcript_path, config.transcript_tail_bytes)
+    return lines
+
+
 def on_stop(event, ctx, config):
     if event.hook_event_name != "Stop" or not event.session_id:
         return None  # a subagent's stop is not the session's
@@ -149,7 +178,7 @@ def on_stop(event, ctx, config):
         looping = ralph is not None and ralph.active
         if not looping and (session.cancelled or not (session.mode or config.todo_continuation)):
             return None
-        lines = fsaccess.tail_lines(event.transcript_path, config.transcript_tail_bytes)
+        lines = _caught_up(event, config)
         todo_list = todos.extract(lines)
         message = event.last_assistant_message
         if looping and message is None:

@@ -493,3 +493,44 @@ def test_task_calls_written_twice_or_refused_by_the_client_do_not_count(session)
     s.write_transcript(create, create, _task_call("TaskCreate", {"subject": "Owls"}, "c2"), refused)
     out = s.stop()
     assert "[0/1 completed, 1 remaining]" in out["reason"]
+
+
+def test_a_stop_waits_for_the_transcript_to_hold_the_message_it_reports(tmp_path, monkeypatch, assistant_text):
+    """The client writes its lines late: a fast Stop hook once read the tail before the turn's last TaskUpdate."""
+    import types
+
+    from omcm_persistent_mode import fsaccess, handlers, todos
+
+    transcript = tmp_path / "t.jsonl"
+    early = [
+        _task_call("TaskCreate", {"subject": "Parser"}, "c1"),
+        _task_call("TaskCreate", {"subject": "Tests"}, "c2"),
+    ]
+    late = [
+        _task_call("TaskUpdate", {"taskId": "1", "status": "completed"}, "u1"),
+        _task_call("TaskUpdate", {"taskId": "2", "status": "completed"}, "u2"),
+        assistant_text("Both done."),
+    ]
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in early))
+    reads = []
+    real = fsaccess.tail_lines
+
+    def tail_then_the_client_writes(path, limit):
+        lines = real(path, limit)
+        if not reads:  # the client writes the rest of the turn just after the hook's first read
+            with open(path, "a") as fh:
+                fh.write("".join(json.dumps(r) + "\n" for r in late))
+        reads.append(len(lines))
+        return lines
+
+    monkeypatch.setattr(fsaccess, "tail_lines", tail_then_the_client_writes)
+    event = types.SimpleNamespace(transcript_path=str(transcript), last_assistant_message="Both done.")
+    config = types.SimpleNamespace(transcript_tail_bytes=1_000_000)
+    lines = handlers._caught_up(event, config)
+    assert len(reads) >= 2 and todos.extract(lines).items == (
+        todos.Todo("Parser", "completed"),
+        todos.Todo("Tests", "completed"),
+    )
+    # A message the transcript never gets: the wait is bounded and the tail is taken as it is.
+    event = types.SimpleNamespace(transcript_path=str(transcript), last_assistant_message="never written")
+    assert todos.last_assistant_text(handlers._caught_up(event, config)) == "Both done."
