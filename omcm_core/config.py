@@ -259,6 +259,7 @@ PROJECT_RULES: dict[str, dict[str, str]] = {
     "pre-tool-guide": {"share": HOME},
     "post-tool-observer": {
         "share": HOME,
+        "share_output": HOME,
         # One store holds every project's observations: retention is the user's (item 2).
         "max_age_days": HOME,
         "max_mb": HOME,
@@ -277,6 +278,9 @@ PROJECT_RULES: dict[str, dict[str, str]] = {
         "max_todo_attempts": MIN,
         "max_verification_attempts": MIN,
         "transcript_tail_bytes": MIN,
+        "max_todo_continuations": MIN,
+        "max_session_continuations": MIN,
+        "state_days": HOME,  # removes every project's sessions' state
     },
 }
 # The team store's section (if the team plugin has one): where shared knowledge goes is the user's choice.

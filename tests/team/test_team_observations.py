@@ -22,6 +22,8 @@ def observer(m: Machine, share: bool = True) -> Machine:
         OMCM_LOAD_PLUGINS="post-tool-observer,team-store",
         OMCM__POST_TOOL_OBSERVER__EMBEDDINGS="false",
         OMCM__POST_TOOL_OBSERVER__SHARE="true" if share else "false",
+        # The output travels only when the user says so (structure, not values): these tests look for it.
+        OMCM__POST_TOOL_OBSERVER__SHARE_OUTPUT="true",
     )
     # Tests sync by hand: a sync "started just now" keeps the hooks from starting one that races them.
     from omcm_core import team

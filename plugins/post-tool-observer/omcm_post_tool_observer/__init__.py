@@ -41,6 +41,8 @@ class ObserverConfig:
     max_pending_embeddings: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
     #: Share each observation (masked, small, no local path) with the team store; off unless turned on.
     share: bool = False
+    #: Ship the head of each shared call's output too (masked, but values, not structure); off by default.
+    share_output: bool = False
 
 
 @hookimpl

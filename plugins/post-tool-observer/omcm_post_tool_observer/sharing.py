@@ -76,8 +76,12 @@ def _cut(text: str | None, limit: int) -> str | None:
     return text[: limit - 1] + "…"
 
 
-def payload_of(ctx, event_id: str) -> tuple[str, dict[str, Any]] | None:
-    """(key, payload) of a stored observation; None if it is gone."""
+def payload_of(ctx, event_id: str, with_output: bool = False) -> tuple[str, dict[str, Any]] | None:
+    """(key, payload) of a stored observation; None if it is gone.
+
+    What travels is structure, not values: the output stays home unless the
+    user turned on ``[post-tool-observer] share_output`` (``with_output``).
+    """
     rows = ctx.store.query(
         "SELECT session_id, tool_use_id, ts, tool_name, success, output, error, payload_json "
         "FROM observer_events WHERE event_id = ?",
@@ -96,7 +100,7 @@ def payload_of(ctx, event_id: str) -> tuple[str, dict[str, Any]] | None:
         "tool": tool,
         "input": _cut(local_text(str(summary), ctx), MAX_INPUT) if summary else None,
         "file": relative_path(meta.get("filePath"), ctx),
-        "output": _cut(local_text(output, ctx), MAX_OUTPUT),
+        "output": _cut(local_text(output, ctx), MAX_OUTPUT) if with_output else None,
         "error": _cut(local_text(error, ctx), MAX_ERROR),
         "success": bool(success),
         "exitCode": meta.get("exitCode"),
@@ -108,8 +112,9 @@ def payload_of(ctx, event_id: str) -> tuple[str, dict[str, Any]] | None:
 def share_recorded(ctx, event_id: str) -> None:
     """Queue the observation ``event_id`` (just stored, already masked) for the team."""
     from omcm_core import team
+    from omcm_post_tool_observer import ObserverConfig
 
-    built = payload_of(ctx, event_id)
+    built = payload_of(ctx, event_id, with_output=ctx.config(ObserverConfig).share_output)
     if built is not None:
         key, payload = built
         team.share(ctx, KIND, key, payload, count=1)

@@ -82,11 +82,23 @@ def test_nothing_is_queued_unless_share_is_on_and_a_team_store_is_set(machine):
     hook(machine, bash(machine, stdout="3 passed"))
     ((kind, _key, payload),) = outbox(machine)
     assert kind == KIND
-    assert payload["tool"] == "Bash" and payload["input"] == "pytest -q" and payload["output"] == "3 passed"
+    assert payload["tool"] == "Bash" and payload["input"] == "pytest -q" and payload.get("output") is None
     assert payload["success"] is True and payload["ts"] > 0
 
 
+def test_the_output_stays_home_unless_the_user_shares_it(machine):
+    """Structure, not values: the command's shape leaves, what it printed only with share_output."""
+    hook(machine, bash(machine, command="psql -U admin -c 'select 1'", stdout="row: alice@example.com 4111"))
+    machine["env"]["OMCM__POST_TOOL_OBSERVER__SHARE_OUTPUT"] = "true"
+    hook(machine, bash(machine, stdout="3 passed"))
+    (_, _, first), (_, _, second) = outbox(machine)
+    assert first.get("output") is None and "alice" not in json.dumps(first)
+    assert first["input"].startswith("psql -U <arg> -c <arg>") and "admin" not in first["input"]
+    assert second["output"] == "3 passed"
+
+
 def test_secrets_are_masked_and_no_local_path_leaves(machine):
+    machine["env"]["OMCM__POST_TOOL_OBSERVER__SHARE_OUTPUT"] = "true"  # the output, when shared, is cleaned too
     project, home = str(machine["project"]), str(machine["home"])
     out = f"{project}/app/views.py:3: error\nconfig at {home}/.aws/credentials\nkey {AWS_KEY} token {GITHUB_TOKEN}\n"
     hook(machine, bash(machine, command=f"cd {project} && GH={GITHUB_TOKEN} make", stdout=out))
@@ -103,6 +115,7 @@ def test_secrets_are_masked_and_no_local_path_leaves(machine):
 
 
 def test_the_output_that_leaves_is_a_small_head(machine):
+    machine["env"]["OMCM__POST_TOOL_OBSERVER__SHARE_OUTPUT"] = "true"
     hook(machine, bash(machine, stdout="x" * 9000))
     ((_, _, payload),) = outbox(machine)
     assert len(payload["output"]) <= 2000
