@@ -67,11 +67,12 @@ def test_the_client_knows_every_event_omcm_registers(claude_binary):
     assert set(EVENTS) - gated_out <= set(names), set(EVENTS) - gated_out - set(names)
 
 
-def test_permission_request_and_post_tool_batch_in_default_mode(world):
+def test_permission_request_and_post_tool_batch_in_default_mode(world, claude_binary):
     registered = json.loads(world.settings_path.read_text())["hooks"]
+    version = subprocess.run([str(claude_binary), "--version"], capture_output=True, text=True).stdout.split()[0]
     # Gated on the client found on PATH: 2.1.330 knows these, not PreSkillShellCommand (2.1.332).
     assert {"PermissionRequest", "PostToolBatch", "SubagentStart", "CwdChanged"} <= set(registered)
-    assert "PreSkillShellCommand" not in registered
+    assert ("PreSkillShellCommand" in registered) == (tuple(map(int, version.split("."))) >= (2, 1, 332))
     made, refused = bash("echo allowed > made.txt", id="toolu_made"), bash("rm -rf gone", id="toolu_refused")
     run = world.session([[made, refused], [text("ok")]], prompt="make a file", permission_mode="default")
     assert run.returncode == 0 and not run.timed_out, run.explain()
