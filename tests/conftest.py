@@ -59,3 +59,23 @@ def hook_client(request, monkeypatch) -> list[str]:
     if harness is not None:
         monkeypatch.setattr(harness, "CLIENT_ARGV", argv)
     return argv
+
+
+@pytest.fixture(scope="session")
+def core_wheel(tmp_path_factory) -> Path:
+    """omcm-core's wheel, built once from a copy of the checkout (a build writes build/ and egg-info beside the source)."""
+    root = Path(__file__).resolve().parents[1]
+    work = tmp_path_factory.mktemp("core")
+    src = work / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, src / name)
+    shutil.copytree(root / "omcm_core", src / "omcm_core", ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    built = subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "wheels"), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    return next((work / "wheels").glob("omcm_core-*.whl"))

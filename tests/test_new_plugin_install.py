@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -30,20 +28,6 @@ def run(argv: list, **kwargs) -> subprocess.CompletedProcess:
     proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=600, **kwargs)
     assert proc.returncode == 0, f"{argv}\n{proc.stdout}\n{proc.stderr}"
     return proc
-
-
-@pytest.fixture(scope="module")
-def core_wheel(tmp_path_factory) -> Path:
-    """omcm-core's wheel, built from a copy of the checkout (a build writes build/ and egg-info beside the source)."""
-    work = tmp_path_factory.mktemp("core")
-    src = work / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "omcm_core", src / "omcm_core", ignore=shutil.ignore_patterns("__pycache__"))
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    run(pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", work / "wheels", src])
-    return next((work / "wheels").glob("omcm_core-*.whl"))
 
 
 def test_wheel_carries_the_templates(core_wheel):

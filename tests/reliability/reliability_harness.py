@@ -278,3 +278,22 @@ class FakeServer:
         self.done.set()
         self.thread.join()
         self.sock.close()
+
+
+def start_daemon(env: Mapping[str, str]) -> subprocess.Popen:
+    """``omcm daemon run`` in the background, returned once it answers ``status``."""
+    import time
+
+    from omcm_core._runtime import daemon
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omcm_core", "daemon", "run"],
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while daemon.status(dict(env)) is None:
+        assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+        time.sleep(0.05)
+    return proc

@@ -13,33 +13,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 
 import pytest
-from reliability_harness import log_entries, post_tool, run_hook, spawn_hook, sqlite_rows
+from reliability_harness import log_entries, post_tool, run_hook, spawn_hook, sqlite_rows, start_daemon
 
 from omcm_core._runtime import daemon
 from omcm_core.testing import pre_tool_payload
 
 # Every client omcm can register (Python, native) runs these tests.
 pytestmark = pytest.mark.usefixtures("hook_client")
-
-
-def _start_daemon(env):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "omcm_core", "daemon", "run"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while daemon.status(env) is None:
-        assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
-        time.sleep(0.05)
-    return proc
 
 
 def _calls(home, session):
@@ -66,7 +50,7 @@ def test_calls_around_the_idle_limit_are_each_recorded_once(rel_site, tmp_path):
 def test_a_stopped_daemon_costs_the_verdict_wait_and_never_runs_a_call_twice(rel_site, tmp_path):
     home = tmp_path / "home"
     env = rel_site.env(home, ["rel-answer", "rel-counter"], OMCM_DAEMON="1", OMCM_DAEMON_IDLE_S="60")
-    proc = _start_daemon(env)
+    proc = start_daemon(env)
     pre = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
     cold = run_hook(pre, {**env, "OMCM_DAEMON": "0"})
     session = "stopped-" + uuid.uuid4().hex[:8]
@@ -98,7 +82,7 @@ def test_a_plugin_holding_the_gil_does_not_delay_another_sessions_call(rel_site,
         OMCM__CORE__PLUGIN_BUDGET_MS="500",
         REL_PROBE_MARK=str(mark),
     )
-    proc = _start_daemon(env)
+    proc = start_daemon(env)
     other = {**env, "OMCM_LOAD_PLUGINS": "rel-answer"}  # a session that does not even load the hog
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
     cold = run_hook(raw, {**other, "OMCM_DAEMON": "0"})

@@ -15,14 +15,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-from reliability_harness import FakeServer, log_entries, post_tool, run_hook, spawn_hook, sqlite_rows
+from reliability_harness import FakeServer, log_entries, post_tool, run_hook, spawn_hook, sqlite_rows, start_daemon
 
 from omcm_core._runtime import control, daemon, sessions, wire
 from omcm_core.testing import pre_tool_payload
@@ -138,20 +137,6 @@ def test_the_daemon_does_not_run_a_call_past_its_deadline_after_its_turn_came(tm
     assert reply == wire.encode_refusal("late") and warm.served == 0
 
 
-def _start_daemon(env: dict) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "omcm_core", "daemon", "run"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while daemon.status(env) is None:
-        assert proc.poll() is None and time.monotonic() < deadline, "the daemon did not start"
-        time.sleep(0.05)
-    return proc
-
-
 def test_the_daemon_finishes_a_call_in_flight_before_it_exits(rel_site, tmp_path, hook_client):
     home = tmp_path / "home"
     env = rel_site.env(
@@ -164,7 +149,7 @@ def test_the_daemon_finishes_a_call_in_flight_before_it_exits(rel_site, tmp_path
     )
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode()
     cold = run_hook(raw, {**env, "OMCM_DAEMON": "0"}, event="PreToolUse")
-    proc = _start_daemon(env)
+    proc = start_daemon(env)
     try:
         call = spawn_hook(raw, env, event="PreToolUse")
         deadline = time.monotonic() + 20
@@ -202,7 +187,7 @@ sys.stdout.buffer.write(data)
 @pytest.mark.skipif(os.getuid() != 0, reason="connecting as another uid needs root")
 def test_the_daemon_answers_nothing_to_a_caller_of_another_uid(rel_site, short_home, tmp_path):
     env = rel_site.env(short_home, ["rel-answer"], OMCM_DAEMON="1", OMCM_DAEMON_IDLE_S="60")
-    proc = _start_daemon(env)
+    proc = start_daemon(env)
     path = daemon.socket_path(env)
     raw = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd="/")).encode()
     request = wire.encode_request(
