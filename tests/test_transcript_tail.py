@@ -1,5 +1,6 @@
 """The incremental transcript reader: one test per entry shape and per hostile file."""
 
+import contextlib
 import json
 import os
 
@@ -310,5 +311,5 @@ def test_an_old_raw_mark_is_hashed_and_the_file_read_on_from_its_offset(tmp_path
         assert first[-64:] not in bytes(mark) and offset == path.stat().st_size
     finally:
         new.close()
-    with sqlite3.connect(home / "omcm.db") as db:
+    with contextlib.closing(sqlite3.connect(home / "omcm.db")) as db:  # 3.13 warns of an unclosed one
         assert first[-40:] not in b"".join(bytes(m or b"") for (m,) in db.execute("SELECT mark FROM transcript_files"))

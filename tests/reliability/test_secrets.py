@@ -11,6 +11,7 @@ session files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -173,7 +174,7 @@ def test_a_huge_command_and_output_are_capped_before_masking(rel_site, tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
     import sqlite3
 
-    with sqlite3.connect(home / "omcm.db") as db:
+    with contextlib.closing(sqlite3.connect(home / "omcm.db")) as db:  # 3.13 warns of an unclosed one
         recorded = db.execute("SELECT count(*), max(length(command)) FROM observer_events").fetchone()
     assert recorded[0] == 2 and recorded[1] < 20_000, recorded  # both recorded (not abandoned), the command cut
     assert _store_bytes(home) < 2_000_000  # each call's record is ~10 KB of every field, not 16 MB
@@ -262,7 +263,7 @@ def test_no_issue_24_shape_reaches_disk_through_real_hooks(rel_site, tmp_path):
     assert "please run" in l1_files[0].read_text()
     import sqlite3
 
-    with sqlite3.connect(home / "omcm.db") as db:
+    with contextlib.closing(sqlite3.connect(home / "omcm.db")) as db:  # 3.13 warns of an unclosed one
         assert db.execute("SELECT count(*) FROM observer_events").fetchone()[0] >= 2 * len(ISSUE_24_SHAPES)
         assert db.execute("SELECT count(*) FROM team_outbox").fetchone()[0] >= len(ISSUE_24_SHAPES)
     searches = [
