@@ -98,7 +98,7 @@ class Recorder:
     ) -> None:
         """One call of ``event``: each plugin's time, which failed, which a breaker kept out,
         the characters each put in front of the model and what the budget cut from each."""
-        now, session = time.time(), session_id or ""
+        now, session = time.time(), (session_id or "")[:200]  # payload text: bounded before it is stored
         failed, skipped, opened = set(failed), set(skipped), set(opened)
         context, cuts = context or {}, cuts or {}
         rows = [
