@@ -298,6 +298,23 @@ def omcm_dispatch(omcm_home: Path):
     return factory
 
 
+def install_plugin_module(site: Path, name: str, source: str, version: str = "0.1") -> Path:
+    """Install ``source`` as the one-module distribution ``omcm-<name>`` into the folder ``site``.
+
+    A real distribution (a dist-info with METADATA and an ``omcm`` entry point,
+    the module ``omcm_<name>.py`` beside it): put ``site`` on ``PYTHONPATH`` and
+    ``run_hook`` finds the plugin as an installed one would be found.
+    Returns the module's path, to edit it in a test.
+    """
+    module = site / f"omcm_{name}.py"
+    dist = site / f"omcm_{name}-{version}.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    module.write_text(source)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: omcm-{name}\nVersion: {version}\n")
+    (dist / "entry_points.txt").write_text(f"[omcm]\n{name} = omcm_{name}\n")
+    return module
+
+
 def run_hook(
     payload: Any,
     env: Mapping[str, str] | None = None,

@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from omcm_core.testing import install_plugin_module
+
 PROBE = """
 import os
 from omcm_core import Command, hookimpl
@@ -39,11 +41,7 @@ def pre_tool(event):
 @pytest.fixture
 def probe(tmp_path):
     site = tmp_path / "site"
-    dist = site / "omcm_probe-0.1.dist-info"
-    dist.mkdir(parents=True)
-    (site / "omcm_probe.py").write_text(PROBE)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: omcm-probe\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[omcm]\nprobe = omcm_probe\n")
+    install_plugin_module(site, "probe", PROBE)
     log = tmp_path / "imports.log"
     env = {
         **os.environ,

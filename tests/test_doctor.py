@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from omcm_core.testing import pre_tool_payload, run_hook
+from omcm_core.testing import install_plugin_module, pre_tool_payload, run_hook
 
 PLUGIN = """
 from omcm_core import hookimpl
@@ -32,21 +32,10 @@ def pre_tool(event):
 """
 
 
-def install_plugin(site: Path, source: str, name: str = "dprobe") -> Path:
-    """A real distribution (dist-info with an entry point, its module beside it) in ``site``."""
-    module = site / f"omcm_{name}.py"
-    dist = site / f"omcm_{name}-0.1.dist-info"
-    dist.mkdir(parents=True, exist_ok=True)
-    module.write_text(source)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: omcm-{name}\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(f"[omcm]\n{name} = omcm_{name}\n")
-    return module
-
-
 @pytest.fixture
 def env(tmp_path):
     site = tmp_path / "site"
-    install_plugin(site, PLUGIN)
+    install_plugin_module(site, "dprobe", PLUGIN)
     home = tmp_path / "omcm"
     home.mkdir(mode=0o700)
     return {
@@ -154,7 +143,7 @@ def test_an_event_a_plugin_gained_is_reported_until_omcm_install(env, tmp_path):
 
 
 def test_an_open_breaker_names_the_reset_command(env, tmp_path):
-    install_plugin(tmp_path / "site", RAISING)
+    install_plugin_module(tmp_path / "site", "dprobe", RAISING)
     assert omcm(env, "install").returncode == 0
     for _ in range(3):
         assert run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env, strict=False).returncode == 0
@@ -317,7 +306,7 @@ def stop_failure(event):
 
 def test_stop_failure_left_out_for_want_of_claude_gets_advice_that_works(env, tmp_path):
     """Without `claude` on PATH `omcm install` leaves StopFailure out; doctor must not send the user round in circles."""
-    install_plugin(tmp_path / "site", STOP_FAILURE, name="sfprobe")
+    install_plugin_module(tmp_path / "site", "sfprobe", STOP_FAILURE)
     env = {**env, "OMCM_LOAD_PLUGINS": "dprobe,sfprobe", "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin"}
     installed = omcm(env, "install")
     assert installed.returncode == 0 and "StopFailure left out" in installed.stderr

@@ -7,7 +7,7 @@ import traceback
 import pytest
 
 from omcm_core import Result, hookimpl
-from omcm_core.testing import PluginFailed, pre_tool_payload
+from omcm_core.testing import PluginFailed, install_plugin_module, pre_tool_payload
 
 
 class Crashes:
@@ -62,13 +62,10 @@ def test_strict_dispatcher_answers_normally_when_nothing_fails(omcm_dispatch):
 def crashy_site(tmp_path):
     """A distribution with an ``omcm`` entry point whose pre_tool raises, installed into a folder for PYTHONPATH."""
     site = tmp_path / "site"
-    (site / "omcm_crashy-0.1.dist-info").mkdir(parents=True)
-    (site / "omcm_crashy-0.1.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: omcm-crashy\nVersion: 0.1\n"
-    )
-    (site / "omcm_crashy-0.1.dist-info" / "entry_points.txt").write_text("[omcm]\ncrashy = omcm_crashy\n")
-    (site / "omcm_crashy.py").write_text(
-        "from omcm_core import hookimpl\n\n\n@hookimpl\ndef pre_tool(event):\n    return event.tool_input['missing']\n"
+    install_plugin_module(
+        site,
+        "crashy",
+        "from omcm_core import hookimpl\n\n\n@hookimpl\ndef pre_tool(event):\n    return event.tool_input['missing']\n",
     )
     return site
 

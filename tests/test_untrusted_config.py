@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from omcm_core.config import Config, CoreConfig
-from omcm_core.testing import pre_tool_payload, run_hook
+from omcm_core.testing import install_plugin_module, pre_tool_payload, run_hook
 
 
 def load(tmp_path: Path, user: str, project: str, env: dict | None = None) -> Config:
@@ -132,16 +132,6 @@ def session_strat(event):
 )
 
 
-def install_plugin(site: Path, source: str, name: str) -> Path:
-    module = site / f"omcm_{name}.py"
-    dist = site / f"omcm_{name}-0.1.dist-info"
-    dist.mkdir(parents=True, exist_ok=True)
-    module.write_text(source)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: omcm-{name}\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(f"[omcm]\n{name} = omcm_{name}\n")
-    return module
-
-
 @pytest.fixture
 def env(tmp_path):
     home = tmp_path / "omcm"
@@ -168,7 +158,7 @@ def log_events(env) -> list[dict]:
 
 
 def test_a_misspelt_fail_closed_name_is_an_error_in_doctor_and_the_log(env, tmp_path):
-    install_plugin(tmp_path / "site", GUARD, "pguard")
+    install_plugin_module(tmp_path / "site", "pguard", GUARD)
     (Path(env["OMCM_HOME"]) / "config.toml").write_text('[core]\nfail_closed = ["pgaurd"]\n')
     assert run_hook(pre_tool_payload("Bash", {"command": "ls"}), env=env).returncode == 0
     (line,) = [e for e in log_events(env) if e["event"] == "fail_closed_unknown_plugin"]
@@ -179,7 +169,7 @@ def test_a_misspelt_fail_closed_name_is_an_error_in_doctor_and_the_log(env, tmp_
 
 
 def test_a_plugin_with_an_unknown_hook_is_not_loaded_and_says_so(env, tmp_path):
-    install_plugin(tmp_path / "site", MISSPELT_HOOK, "pguard")
+    install_plugin_module(tmp_path / "site", "pguard", MISSPELT_HOOK)
     proc = run_hook(pre_tool_payload("Bash", {"command": "rm -rf ~/work"}), env=env)
     assert proc.returncode == 0 and proc.stdout == b""  # not loaded: its pre_tool did not run either
     refused = [e for e in log_events(env) if e["event"] == "plugin_invalid"]
@@ -191,7 +181,7 @@ def test_a_plugin_with_an_unknown_hook_is_not_loaded_and_says_so(env, tmp_path):
 
 
 def test_doctor_warns_about_each_ignored_project_key(env, tmp_path):
-    install_plugin(tmp_path / "site", GUARD, "pguard")
+    install_plugin_module(tmp_path / "site", "pguard", GUARD)
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "omcm.toml").write_text("[core]\nplugin_budget_ms = 0\nfail_closed = []\n")
     proc, report = omcm(env, "doctor", "--json"), None
