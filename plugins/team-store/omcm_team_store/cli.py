@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 HELP = "share lessons with a team through PostgreSQL (docs/teams.md)"
@@ -90,16 +92,33 @@ def _connect(ctx) -> tuple[Any, int]:
         return None, 1
 
 
-def init(args: argparse.Namespace, ctx) -> int:
+def _in_transaction(action: Callable[[argparse.Namespace, Any, Any], tuple[int, str]]) -> Callable[..., int]:
+    """A command whose ``action(args, ctx, conn)`` runs in one transaction on the team server.
+
+    The action returns ``(status, text)``; the text is printed once the transaction committed
+    (stdout, or stderr when the status is not 0), so nothing claims a change the server refused.
+    """
+
+    @functools.wraps(action)
+    def command(args: argparse.Namespace, ctx) -> int:
+        conn, status = _connect(ctx)
+        if conn is None:
+            return status
+        with conn:
+            status, text = action(args, ctx, conn)
+        if text:
+            print(text, file=sys.stdout if status == 0 else sys.stderr)
+        return status
+
+    return command
+
+
+@_in_transaction
+def init(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import schema, server
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        before, after = schema.migrate(conn)
-    print(f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}")
-    return 0
+    before, after = schema.migrate(conn)
+    return 0, f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}"
 
 
 def status(args: argparse.Namespace, ctx) -> int:
@@ -132,107 +151,77 @@ def sync(args: argparse.Namespace, ctx) -> int:
 
 
 def prune(args: argparse.Namespace, ctx) -> int:
-    from omcm_team_store import server
-
     if args.days <= 0 and not args.yes:
         prompt = "Delete EVERY team entry, on every machine? Type yes: "
         answer = input(prompt) if sys.stdin.isatty() else ""
         if answer.strip().lower() != "yes":
             print("nothing deleted (--days 0 deletes everything: confirm, or pass --yes)", file=sys.stderr)
             return 1
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        deleted, removed = server.prune(conn, args.days)
-    print(f"{deleted} entries deleted (tombstones shipped to every machine), {removed} old tombstones removed")
-    return 0
+    return _prune(args, ctx)
 
 
-def member_add(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def _prune(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
+    from omcm_team_store import server
+
+    deleted, removed = server.prune(conn, args.days)
+    return 0, f"{deleted} entries deleted (tombstones shipped to every machine), {removed} old tombstones removed"
+
+
+@_in_transaction
+def member_add(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        secret = admin.add_member(conn, args.name, reviewer=args.reviewer, password=not args.no_password)
-    role = "member and reviewer" if args.reviewer else "member"
-    print(f"{args.name} is a {role}")
+    secret = admin.add_member(conn, args.name, reviewer=args.reviewer, password=not args.no_password)
+    lines = [f"{args.name} is a {'member and reviewer' if args.reviewer else 'member'}"]
     if secret:
-        print(f"password (shown once; give it to {args.name} for ~/.pgpass or PGPASSWORD): {secret}")
-    return 0
+        lines.append(f"password (shown once; give it to {args.name} for ~/.pgpass or PGPASSWORD): {secret}")
+    return 0, "\n".join(lines)
 
 
-def member_remove(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def member_remove(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        admin.remove_member(conn, args.name)
-    print(f"{args.name} is no longer a member")
-    return 0
+    admin.remove_member(conn, args.name)
+    return 0, f"{args.name} is no longer a member"
 
 
-def member_list(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def member_list(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        for name, reviewer in admin.members(conn):
-            print(f"{name}{'  (reviewer)' if reviewer else ''}")
-    return 0
+    return 0, "\n".join(f"{name}{'  (reviewer)' if reviewer else ''}" for name, reviewer in admin.members(conn))
 
 
-def review_list(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def review_list(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        rows = admin.queue(conn, args.state)
-    for entry_id, kind, author, count, key, payload in rows:
+    lines = []
+    for entry_id, kind, author, count, key, payload in admin.queue(conn, args.state):
         summary = " ".join(f"{key} {payload}".split())
-        print(f"{entry_id}\t{kind}\tby {author or 'unknown'}\tx{count}\t{summary[:100]}")
-    if not rows:
-        print(f"no {args.state} entries")
-    return 0
+        lines.append(f"{entry_id}\t{kind}\tby {author or 'unknown'}\tx{count}\t{summary[:100]}")
+    return 0, "\n".join(lines) or f"no {args.state} entries"
 
 
-def review_one(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def review_one(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        if args.review_verb == "show":
-            found = admin.entry(conn, args.id)
-            if found is None:
-                print(f"no entry {args.id}", file=sys.stderr)
-                return 1
-            print(json.dumps(found, indent=2, ensure_ascii=False, default=str))
-            return 0
-        done = admin.verdict(conn, args.id, "approved" if args.review_verb == "approve" else "rejected")
-    if not done:
-        print(f"no entry {args.id}", file=sys.stderr)
-        return 1
-    print(f"entry {args.id} {args.review_verb}d")
-    return 0
+    if args.review_verb == "show":
+        found = admin.entry(conn, args.id)
+        if found is None:
+            return 1, f"no entry {args.id}"
+        return 0, json.dumps(found, indent=2, ensure_ascii=False, default=str)
+    if not admin.verdict(conn, args.id, "approved" if args.review_verb == "approve" else "rejected"):
+        return 1, f"no entry {args.id}"
+    return 0, f"entry {args.id} {args.review_verb}d"
 
 
-def review_mode(args: argparse.Namespace, ctx) -> int:
+@_in_transaction
+def review_mode(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
     from omcm_team_store import admin
 
-    conn, status = _connect(ctx)
-    if conn is None:
-        return status
-    with conn:
-        admin.set_review(conn, args.mode == "on")
-    print(f"review {args.mode}")
-    return 0
+    admin.set_review(conn, args.mode == "on")
+    return 0, f"review {args.mode}"
