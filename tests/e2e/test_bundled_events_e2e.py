@@ -53,9 +53,10 @@ def test_a_subagent_gets_the_notepad_priority_context_and_file_guidance_inside(w
         [wrong_edit],  # refused by the client (no hook; pre-tool-guide learns it from the transcript)
         [tool_use("Read", {"file_path": str(app)})],
         [tool_use("Edit", edit)],
-        # The client writes the transcript lazily: give it a moment, so the guide learns the refused Edit
-        # at this call, and the next Edit is its resolution.
-        [bash("sleep 2")],
+        # omcm hands plugins a transcript-only result once it is 2 s old (a hook may still report it;
+        # Context.unreported_tool_calls): the guide learns the refused Edit at this call, after the
+        # fake API's instant turns, and the next Edit is its resolution.
+        [bash("sleep 2.5")],
         [tool_use("Edit", {"file_path": str(app), "old_string": "x = 2", "new_string": "x = 3"})],
         [agent("SUBAGENT-TASK: change app.py back.")],
         [tool_use("Edit", {"file_path": str(app), "old_string": "x = 3", "new_string": "x = 1"})],  # in the subagent
