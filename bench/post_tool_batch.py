@@ -2,6 +2,7 @@
 
     python bench/post_tool_batch.py                  # 8 sessions per arrangement, 40 rounds of hook calls
     python bench/post_tool_batch.py --runs 4 --rounds 20 --json out.json
+    python bench/post_tool_batch.py --client 2.1.332   # another client version (installed like the e2e one)
 
 Part 1, the real client (tests/e2e's pinned Claude Code against the fake API):
 one turn of four parallel Reads (three files and a missing one), then an
@@ -64,8 +65,8 @@ def _iso_ms(at: str) -> float:
 # --- part 1: the real client -------------------------------------------------------------------
 
 
-def real_client(runs: int, work: Path) -> dict:
-    claude = install_client()
+def real_client(runs: int, work: Path, version: str) -> dict:
+    claude = install_client(version)
     env = {"PATH": f"{claude.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
     harness = Harness(work / "client", claude, extra_env=env)
     try:
@@ -105,7 +106,7 @@ def real_client(runs: int, work: Path) -> dict:
         single = harness.session([[read(files[0])], [text("read it")]], prompt="read one module")
         single_hooks = [t.event for t in single.hook_durations() if t.event in POST_EVENTS]
         return {
-            "client": CLIENT_VERSION,
+            "client": version,
             "sessions": runs,
             "hook processes per batch": per_batch["processes"],
             "PostToolUse/Failure each": stats(per_batch["post_tool_ms"]),
@@ -159,8 +160,8 @@ def payloads(project: Path) -> tuple[list[bytes], bytes]:
     return singles, batch.encode()
 
 
-def dispatcher(rounds: int, work: Path) -> dict:
-    claude = install_client()
+def dispatcher(rounds: int, work: Path, version: str) -> dict:
+    claude = install_client(version)
     env = {"PATH": f"{claude.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
     harness = Harness(work / "dispatcher", claude, extra_env=env)
     try:
@@ -195,6 +196,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=8, help="real-client sessions")
     parser.add_argument("--rounds", type=int, default=40, help="rounds of hook calls per arrangement")
+    parser.add_argument("--client", default=CLIENT_VERSION, help="Claude Code version (default: the e2e pin)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -202,8 +204,8 @@ def main() -> int:
         result = {
             "cores": os.cpu_count(),
             "load_average_before": round(load, 1),
-            "real client": real_client(args.runs, Path(tmp)),
-            "dispatcher": dispatcher(args.rounds, Path(tmp)),
+            "real client": real_client(args.runs, Path(tmp), args.client),
+            "dispatcher": dispatcher(args.rounds, Path(tmp), args.client),
             "load_average_after": round(os.getloadavg()[0], 1),
         }
     shown = {**result, "real client": {k: v for k, v in result["real client"].items() if k != "batch payload"}}
