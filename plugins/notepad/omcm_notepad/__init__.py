@@ -7,8 +7,9 @@ tool's result; saved once). A SubagentStop without an ``agent_type`` is not an
 Agent-tool agent (the compaction summary arrives that way) and is ignored;
 ``<remember priority>...</remember>`` replaces the Priority Context (at most
 500 characters). Every SessionStart, including the one that follows a
-compaction (``source: "compact"``), hands the priority context back to Claude;
-when another plugin keeps Claude going at Stop, it rides along in that
+compaction (``source: "compact"``), hands the priority context back to Claude,
+and SubagentStart gives it to each subagent the Agent tool starts (a subagent
+sees no SessionStart context); when another plugin keeps Claude going at Stop, it rides along in that
 continuation message. ``## MANUAL`` and every hand edit are left alone.
 """
 
@@ -94,6 +95,23 @@ def session_start(event, ctx):
     text = notes.context(notes.load(ctx.project_dir, ctx.log), config, now)
     if text:
         ctx.log.info("priority_context_injected", source=event.source, chars=len(text))
+    return Result(additional_context=text) if text else None
+
+
+@hookimpl
+def subagent_start(event, ctx):
+    # Priority context only (bounded, masked): a subagent's window is small and its task narrow.
+    config = _config(ctx)
+    if not config.subagent_context or ctx.project_dir is None:
+        return None
+    if not event.agent_type:
+        # Not an agent the Agent tool launched (the compaction summary's forked agent has agent_type "").
+        return None
+    from omcm_notepad import notes
+
+    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), config)
+    if text:
+        ctx.log.info("priority_context_injected", source="subagent", agent_type=event.agent_type, chars=len(text))
     return Result(additional_context=text) if text else None
 
 

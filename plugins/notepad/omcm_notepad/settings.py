@@ -27,6 +27,8 @@ class NotepadConfig:
     max_bytes: int = field(default=8192, validator=ge(512))
     #: How many recent Working Memory entries SessionStart injects besides the priority context.
     inject_entries: int = field(default=0, validator=ge(0))
+    #: Give the priority context to every subagent the Agent tool starts (SubagentStart; subagents get no SessionStart).
+    subagent_context: bool = True
     #: Add the priority context to a continuation when another plugin blocks Stop.
     continuation: bool = True
     #: Tell the user (systemMessage) when a tag was saved.

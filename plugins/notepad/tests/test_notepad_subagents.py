@@ -130,3 +130,52 @@ def test_a_compaction_summary_quoting_an_old_priority_tag_changes_nothing(env, p
     }
     context = hook(start, env)["hookSpecificOutput"]["additionalContext"]
     assert "Deploy only from main." in context and "release branch" not in context
+
+
+def subagent_start(project, agent_type="general-purpose", agent_id="a69f71b45732ed2ce"):
+    return {
+        "session_id": DEFAULT_SESSION,
+        "transcript_path": f"/tmp/omcm-test/{DEFAULT_SESSION}.jsonl",
+        "cwd": str(project),
+        "agent_id": agent_id,
+        "agent_type": agent_type,
+        "hook_event_name": "SubagentStart",
+    }
+
+
+def test_a_subagent_starts_with_the_priority_context_bounded_and_masked(env, project):
+    secret = "ghp_" + "a" * 36
+    notes = project / ".omc" / "notepad.md"
+    notes.parent.mkdir()
+    long_tail = "x" * 2000
+    notes.write_text(
+        f"# Notepad\n\n## Priority Context\nDeploy only from main; token {secret}. {long_tail}\n\n"
+        "## Working Memory\n### 2026-11-25 10:00\nCI needs 8 min.\n\n## MANUAL\nmy own notes\n",
+        encoding="utf-8",
+    )
+    context = hook(subagent_start(project), env)["hookSpecificOutput"]["additionalContext"]
+    header = "[notepad] Priority context (.omc/notepad.md):\n"
+    assert context.startswith(header + "Deploy only from main; token [REDACTED:")
+    assert secret not in context and len(context) <= len(header) + 500  # priority_max_chars
+    # Only the priority context: no working memory, no MANUAL section.
+    assert "CI needs 8 min." not in context and "my own notes" not in context
+
+
+def test_subagent_start_gives_nothing_without_a_priority_context_or_when_turned_off(env, project):
+    assert hook(subagent_start(project), env) is None  # no notepad at all
+    hook(stop(ANSWER, project), env)
+    assert (
+        "Deploy only from main."
+        in hook(subagent_start(project, "Explore"), env)["hookSpecificOutput"]["additionalContext"]
+    )
+    # An agent without a type is no Agent-tool subagent (the compaction summary's forked agent).
+    assert hook(subagent_start(project, agent_type=""), env) is None
+    assert hook(subagent_start(project), {**env, "OMCM__NOTEPAD__SUBAGENT_CONTEXT": "false"}) is None
+
+
+def test_real_subagent_start_payloads_get_the_priority_context(shared_fixtures, env, project):
+    hook(stop(ANSWER, project), env)
+    for path in sorted((shared_fixtures / "hook-payloads").glob("SubagentStart-*.json")):
+        payload = {**json.loads(path.read_text()), "cwd": str(project)}
+        out = hook(payload, env)
+        assert out["hookSpecificOutput"]["additionalContext"].endswith("Deploy only from main."), path.name
