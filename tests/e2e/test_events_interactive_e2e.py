@@ -27,6 +27,9 @@ from e2e_harness import Harness
 from fake_anthropic import FakeAnthropic
 from interactive import PROMPT, Interactive
 
+from omcm_core._cli.doctor.events import client_events
+from omcm_core.events import EVENTS
+
 pytestmark = pytest.mark.e2e
 
 PLUGIN = Path(__file__).resolve().parents[1] / "events" / "plugin"
@@ -38,7 +41,9 @@ VERSIONS = pytest.mark.parametrize("version", [CLIENT_VERSION, LATEST_CLIENT])
 
 
 @pytest.fixture(autouse=True)
-def _tmux():
+def _tmux(request):
+    if "interactive" not in request.node.name:
+        return
     if shutil.which("tmux") is None and not Path("/usr/bin/tmux").exists():
         if os.environ.get("CI"):
             pytest.fail("tmux is not installed (CI is set, so this fails): apt-get install tmux")
@@ -202,3 +207,35 @@ def test_interactive_permission_dialog_left_open_sends_permission_prompt(world, 
         tui.wait_for(lambda s: "all done here" in s, 60, "the end of the turn")
         assert (world.project / "asked.txt").read_text() == "asked\n"
         assert api.main_requests[-1].tool_results()["toolu_asked"] == ("(Bash completed with no output)", False)
+
+
+@VERSIONS
+def test_doctor_reads_the_event_list_of_the_client_on_path(tmp_path, version):
+    """`omcm doctor` finds the client through npm's launcher on PATH and compares its events with omcm's."""
+    claude = client_or_skip(version)
+    harness = Harness(
+        tmp_path / "world",
+        claude,
+        install_hooks=False,
+        extra_env={"PATH": f"{claude.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"},
+    )
+    names = client_events(claude.resolve())
+    assert names is not None and ("PreSkillShellCommand" in names) == (_parts(version) >= (2, 1, 332)), names
+    report = json.loads(harness.omcm("doctor", "--json", check=False).stdout)
+    checks = {c["id"]: c for section in report["sections"] for c in section["checks"]}
+    unknown = [name for name in names if name not in EVENTS]
+    if unknown:  # a newer client than this omcm: the doctor names what is missing
+        assert (
+            checks["events.unknown"]["level"] == "warning" and ", ".join(unknown) in checks["events.unknown"]["message"]
+        )
+    else:
+        assert (
+            checks["events.client"]["message"]
+            == f"omcm knows all {len(names)} hook events of the installed Claude Code"
+        )
+    # Measured: omcm knows every event of 2.1.330 (33) and 2.1.332 (34).
+    assert not unknown, f"Claude Code {version} has events omcm lacks a row for: {unknown}"
+
+
+def _parts(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
