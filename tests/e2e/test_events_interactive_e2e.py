@@ -131,9 +131,14 @@ def assert_through_omcm(harness, tui: Interactive, payload: dict, kind: str) -> 
     assert noted == [
         {"event": "Notification", "record": "NotificationEvent", "kind": kind, "message": payload["message"]}
     ], harness.log.read_text()
-    debug = tui.debug_log.read_text(errors="replace")
     ran = f"Notification:{kind} [{harness.omcm_home}/bin/"
-    assert any(ran in line and "hook Notification] completed with status 0" in line for line in debug.splitlines())
+
+    def finished() -> str | None:  # the client logs the hook's end a moment after the plugin wrote its note
+        debug = tui.debug_log.read_text(errors="replace")
+        done = any(ran in line and "hook Notification] completed with status 0" in line for line in debug.splitlines())
+        return debug if done else None
+
+    debug = wait_until(finished, 10, f"the client's log of {ran}...] completed")
     # omcm answered in the event's shape (the client parses it; see below for where it goes).
     answer = {"hookSpecificOutput": {"hookEventName": "Notification", "additionalContext": f"noted {kind}"}}
     assert f"Parsed initial response: {json.dumps(answer, separators=(',', ':'))}" in debug
