@@ -151,7 +151,9 @@ EVENTS: dict[str, EventSpec] = _table(
         min_client=_DOCUMENTED,
         **_TOOL,
     ),
-    # Claude Code discards a Notification's systemMessage; its additionalContext reaches Claude.
+    # Claude Code discards a Notification's systemMessage. It parses additionalContext (the protocol's
+    # types have it) but 2.1.330 and 2.1.332 give it to neither the model nor the transcript (measured,
+    # tests/e2e/test_events_interactive_e2e.py): side effects are what a Notification hook is for.
     EventSpec(
         name="Notification",
         hook="notification",

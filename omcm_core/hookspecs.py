@@ -234,8 +234,9 @@ def notification(event: NotificationEvent, ctx: Context) -> Result | None:
     """Notification: Claude Code notifies the user (``event.notification_type``:
     permission_prompt, idle_prompt, agent_needs_input, ...). A desktop notifier's hook.
 
-    :return: usually ``None`` (side effects); ``additional_context`` is the only
-        answer Claude Code reads.
+    :return: ``None``: it is a hook for side effects (a desktop notification, a
+        sound). Claude Code parses ``additional_context`` but 2.1.330 and 2.1.332
+        never give it to Claude (measured); ``halt`` stops Claude.
     """
 
 
