@@ -386,3 +386,20 @@ def test_cli_install_puts_the_commands_in_the_chosen_scope(tmp_path):
     assert "--scope local" in done.stderr  # the project file holds this machine's paths: said
     assert omcm("uninstall", "--scope", "project").returncode == 0
     assert not (project / ".claude" / "commands").exists() and not (project / ".claude" / "settings.json").exists()
+
+
+def test_install_never_writes_through_a_planted_folder_link(tmp_path):
+    # A cloned project's .claude/commands may be a link to anywhere: the files go inside .claude or nowhere.
+    from omcm_core._cli.install import install_files
+
+    claude, home, elsewhere = tmp_path / "project" / ".claude", tmp_path / "home", tmp_path / "elsewhere"
+    claude.mkdir(parents=True)
+    elsewhere.mkdir()
+    (claude / "commands").symlink_to(elsewhere)
+    settings = claude / "settings.json"
+    install(home, settings, EVENTS, BASE)
+    result = install_files(home, settings, ["commands/ralph-loop.md", "skills/memory-rotate/SKILL.md"])
+    assert result["kept"] == [str(claude / "commands" / "ralph-loop.md")]
+    assert result["written"] == [str(claude / "skills" / "memory-rotate" / "SKILL.md")]
+    assert list(elsewhere.iterdir()) == []
+    uninstall(home, settings)

@@ -420,6 +420,9 @@ def install_files(home: Path, settings: Path, names: list[str]) -> dict[str, lis
         data = (CLAUDE_FILES_DIR / name).read_bytes()
         target = settings.parent / name
         digest = hashlib.sha256(data).hexdigest()
+        if not _stays_inside(target, settings.parent):
+            kept.append(str(target))  # a folder on the way is a link out (a cloned repo can plant one)
+            continue
         if target.is_symlink() or target.exists():
             current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
             if current == data:
@@ -436,6 +439,11 @@ def install_files(home: Path, settings: Path, names: list[str]) -> dict[str, lis
         manifest["files"] = list(recorded.values())
         atomic_write_json(manifest_file, manifest)
     return {"written": written, "kept": kept}
+
+
+def _stays_inside(target: Path, base: Path) -> bool:
+    """No folder between ``base`` and ``target`` is a link (``base`` itself may be: dotfiles link ~/.claude)."""
+    return not any(folder.is_symlink() for folder in target.parents if folder.is_relative_to(base) and folder != base)
 
 
 def uninstall_files(home: Path, settings: Path) -> dict[str, list[str]]:
