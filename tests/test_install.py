@@ -4,6 +4,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -403,3 +404,28 @@ def test_install_never_writes_through_a_planted_folder_link(tmp_path):
     assert result["written"] == [str(claude / "skills" / "memory-rotate" / "SKILL.md")]
     assert list(elsewhere.iterdir()) == []
     uninstall(home, settings)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_local_scope_hint_keeps_the_command_files_out_of_git(tmp_path):
+    pytest.importorskip("omcm_persistent_mode")
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {**os.environ, "HOME": str(tmp_path), "OMCM_HOME": str(tmp_path / "omcm")}
+    env["OMCM_LOAD_PLUGINS"] = "persistent-mode"
+    done = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "install", "--scope", "local"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (project / ".claude" / "commands" / "ralph-loop.md").exists()
+    (hint,) = [line for line in done.stderr.splitlines() if ".git/info/exclude" in line]
+    subprocess.run(["sh", "-c", hint.split(f"from {project}: ", 1)[1]], cwd=project, check=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True, cwd=project
+    )
+    assert "ralph-loop.md" not in status.stdout and "settings.local.json" in status.stdout

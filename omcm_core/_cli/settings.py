@@ -68,6 +68,8 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         )
     for kept in files["kept"]:
         print(f"omcm: kept your {kept} (it differs from omcm's; delete it and run `omcm install` to get omcm's)")
+    if files["written"] and args.scope == "local" and not args.settings:
+        print(f"omcm: {_keep_local(files['written'], path)}", file=sys.stderr)
     for note in settings.install_notes(hooks, version, args.scope if not args.settings else None):
         print(f"omcm: {note}", file=sys.stderr)
     if inv.manager.implementations("mcp_tools"):
@@ -105,6 +107,18 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     for kept in files["kept"]:
         print(f"kept {kept}: you changed it after omcm added it")
     return 0
+
+
+def _keep_local(written: list[str], settings: Path) -> str:
+    """Claude Code reads commands only from .claude/commands, a folder teams commit: how to keep them out of git."""
+    import shlex
+
+    project = settings.parent.parent
+    names = " ".join(shlex.quote(str(Path(p).relative_to(project))) for p in written)
+    return (
+        "--scope local: the files above are in the project's .claude, which git tracks; to keep them yours, "
+        f"from {project}: printf '%s\\n' {names} >> .git/info/exclude"
+    )
 
 
 def _shown(paths: list[str], settings: Path) -> str:
