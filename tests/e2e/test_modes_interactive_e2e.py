@@ -88,8 +88,13 @@ def wait_until(ready: Callable[[], object], tui: Interactive, what: str, timeout
     raise AssertionError(f"timed out waiting for {what}; the screen:\n{tui.screen()}")
 
 
-def settled(api) -> int:
-    """The number of loop requests once none has come for SETTLE_S (a continuation would come by then)."""
+def settled(api, tui: Interactive | None = None, stops: int = 0) -> int:
+    """The number of loop requests once ``stops`` Stop hooks have finished and no request came for SETTLE_S.
+
+    A continuation is sent right after the Stop hook that asks for it, so a few quiet seconds after it are enough.
+    """
+    if tui is not None:
+        wait_until(lambda: finished_hooks(tui).count("Stop") >= stops, tui, f"{stops} Stop hooks to finish")
     count = -1
     while count != len(api.main_requests):
         count = len(api.main_requests)
@@ -164,7 +169,10 @@ def test_interactive_no_continuation_while_a_background_agent_runs(world_factory
 
     def slow_agent(body):
         if is_subagent(body):
-            time.sleep(6)  # still running when the main thread stops
+            # Still running when the main thread stops: answer once persistent-mode has judged that Stop.
+            deadline = time.monotonic() + TURN_TIMEOUT
+            while not stop_outcomes(world) and time.monotonic() < deadline:
+                time.sleep(0.25)
             return [text("Deploys go through CI.")]
         return [text("Waiting for the agent.")]
 
@@ -205,7 +213,7 @@ def test_interactive_task_list_is_seen_at_the_first_stop(world_factory):
         tui.ready()
         tui.type("build the parser")
         tui.wait_for(lambda s: "Both done." in s, TURN_TIMEOUT, "the last answer")
-        main = api.main_requests[: settled(api)]
+        main = api.main_requests[: settled(api, tui, stops=3)]
     # The client ran both calls (a tool it does not offer is refused with an error result).
     assert [main[1].tool_results()[call["id"]][1] for call in create] == [False, False]
     assert len(main) == 6, [continuations(r) for r in main]
@@ -240,7 +248,7 @@ def test_interactive_api_error_runs_stop_failure_and_the_next_prompt_recovers(wo
         failed = len(api.main_requests)
         tui.type("go on")
         tui.wait_for(lambda s: "Checked." in s, TURN_TIMEOUT, "the recovered loop to finish")
-        main = api.main_requests[: settled(api)]
+        main = api.main_requests[: settled(api, tui, stops=2)]
     assert [line["error"] for line in recorded] == ["server_error"]
     told = [c for c in main[failed].hook_contexts("UserPromptSubmit") if "[persistent-mode: recovery]" in c]
     assert len(told) == 1 and "API error (server_error)" in told[0] and "task: migrate the db" in told[0], told
@@ -292,7 +300,7 @@ def test_interactive_exit_and_resume_keeps_a_cancel_and_the_skills_given(world_f
         tui.ready()
         tui.type("now commit the tests to git")
         tui.wait_for(lambda s: "Later." in s, TURN_TIMEOUT, "the resumed session's answer")
-        later = api.main_requests[: settled(api)]
+        later = api.main_requests[: settled(api, tui, stops=1)]
     # The first client's SessionEnd kept the session's state: no continuation of the open todo, no skill again.
     assert len(later) == 2 and continuations(later[-1]) == [], [continuations(r) for r in later]
     contexts = later[0].hook_contexts("UserPromptSubmit")
