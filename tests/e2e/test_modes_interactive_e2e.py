@@ -63,9 +63,14 @@ def continuations(request) -> list[str]:
 
 
 def omcm_log(harness) -> list[dict]:
+    """omcm's log lines so far (read while hooks write: a line still being written is left for the next read)."""
     lines = []
     for path in sorted((harness.omcm_home / "logs").glob("*.jsonl")):
-        lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                continue
     return lines
 
 
