@@ -69,8 +69,9 @@ class EventSpec:
     system_message: bool = True
     #: ``Result.halt`` renders (``continue: false``); meaningless for side-effect-only events.
     halt: bool = True
-    #: When one plugin blocks, the reasons of plugins that answered without blocking follow its reason
-    #: (Stop: a continuation message carries another plugin's context; dropped when nobody blocks).
+    #: The reasons of plugins that answered without blocking follow a continuation: appended to the
+    #: block reason when one plugin blocks, else to the additionalContext when one plugin gives context
+    #: (Stop: a continuation message carries another plugin's note); dropped when nobody continues.
     ride_along: bool = False
     #: The oldest Claude Code that knows the event. Before 2.1.101 an unknown event name made Claude
     #: Code reject the whole settings file, so ``omcm install`` registers the event only when the
@@ -85,7 +86,8 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
 
 
 _TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
-_STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, ride_along=True)
+#: Stop's additionalContext (client 2.1.163+) keeps Claude going like a block, as non-error feedback.
+_STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, context=True, ride_along=True)
 #: Events Claude Code does not show a systemMessage for, and whose ``continue`` means nothing.
 _QUIET: dict[str, Any] = dict(system_message=False, halt=False)
 #: The intro version of events the hooks reference (as of 2.1.240's docs) lists without one:
