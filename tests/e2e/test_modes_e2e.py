@@ -9,12 +9,16 @@ where it should.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 from conftest import client_version
 from e2e_harness import TODO_WRITE_ENV
-from fake_anthropic import bash, compact_after, text, tool_use
+from fake_anthropic import FakeAnthropic, bash, compact_after, text, tool_use
+from interactive import Interactive
 
 pytestmark = pytest.mark.e2e
 
@@ -477,6 +481,24 @@ def test_a_continuation_is_non_error_context_with_the_notepad_line_riding_along(
     assert "hook_additional_context" in kinds and "hook_blocking_error" not in kinds, kinds
     stops = [line for line in omcm_log(world) if line.get("event") == "stop" and line.get("form")]
     assert [(line["form"], line["client"]) for line in stops] == [("context", client_version())], stops
+
+
+def test_interactive_user_sees_a_continuation_as_the_hook_saying_it_not_as_a_problem(e2e_factory):
+    # The interactive client shows a blocked Stop as "Stop hook reported a problem" with a "stop hook
+    # problem" notice in the footer; a context continuation as "Stop hook says: <text>" (both clients).
+    if shutil.which("tmux") is None and not Path("/usr/bin/tmux").exists():
+        if os.environ.get("CI"):
+            pytest.fail("tmux is not installed (CI is set, so this fails): apt-get install tmux")
+        pytest.skip("tmux is not installed (apt-get install tmux)")
+    world = e2e_factory(extra_env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "2"})
+    with FakeAnthropic([[text("on it")]], final_text="Working.") as api, Interactive(world, api) as tui:
+        tui.ready()
+        tui.type("ralph-loop: fix the flaky test")
+        screen = tui.wait_for(lambda s: "paused" in s, 90, "the loop paused at the client's cap of 2")
+    assert "Stop hook says: [Ralph Loop Continuation]" in screen or "Stop hook says: [The Promise" in screen, screen
+    assert screen.count("Stop hook says: [") == 2, screen
+    assert "reported a problem" not in screen and "stop hook problem" not in screen, screen
+    assert len([r for r in api.requests if r.main_loop]) == 3
 
 
 def test_the_stop_feedback_parser_reads_both_clients_formats():
