@@ -63,6 +63,9 @@ class EventSpec:
     plain_stdout: str | None = None
     #: ``Result.additional_context`` renders (hookSpecificOutput.additionalContext).
     context: bool = False
+    #: ``Result.additional_context`` shares ``[core] context_budget``. Not on Stop: there it is the
+    #: continuation itself, which, like a block reason, a budget must not cut away.
+    budget_context: bool = True
     #: ``Result.block`` renders (top-level ``decision: "block"`` with ``reason``).
     block: bool = False
     #: ``Result.system_message`` is shown; Claude Code discards it for some events.
@@ -87,7 +90,9 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
 
 _TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
 #: Stop's additionalContext (client 2.1.163+) keeps Claude going like a block, as non-error feedback.
-_STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, context=True, ride_along=True)
+_STOP: dict[str, Any] = dict(
+    hook="stop", record=records.StopEvent, block=True, context=True, budget_context=False, ride_along=True
+)
 #: Events Claude Code does not show a systemMessage for, and whose ``continue`` means nothing.
 _QUIET: dict[str, Any] = dict(system_message=False, halt=False)
 #: The intro version of events the hooks reference (as of 2.1.240's docs) lists without one:

@@ -112,3 +112,13 @@ def test_the_notepad_priority_line_rides_along_with_a_context_continuation(sessi
     out = s.stop("working")
     assert out["decision"] == "block" and out["reason"].endswith("\n\n" + NOTE)
     assert json.dumps(out).count("Ship only signed builds.") == 1
+
+
+def test_the_context_budget_does_not_cut_a_continuation(session):
+    # [core] context_budget shares context among plugins; on Stop the context is the continuation itself.
+    s = session()
+    s.env["OMCM__CORE__CONTEXT_BUDGET"] = "40"
+    s.write_transcript(client_line("2.1.330"))
+    s.prompt("/ralph-loop write the parser")
+    text = continuation_of(s.stop("working"))
+    assert "cut to fit" not in text and text.endswith("<promise>TASK_COMPLETE</promise>.") and len(text) > 200
