@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -481,6 +482,24 @@ def test_a_continuation_is_non_error_context_with_the_notepad_line_riding_along(
     assert "hook_additional_context" in kinds and "hook_blocking_error" not in kinds, kinds
     stops = [line for line in omcm_log(world) if line.get("event") == "stop" and line.get("form")]
     assert [(line["form"], line["client"]) for line in stops] == [("context", client_version())], stops
+
+
+def test_the_clients_cap_counts_context_continuations_as_it_counts_blocks(e2e_factory):
+    # A bare hook, not omcm: the protocol fact persistent-mode's pause relies on for both forms.
+    world = e2e_factory(install_hooks=False, extra_env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "3"})
+    hook = world.root / "stop_context.py"
+    hook.write_text(
+        "import json, sys\n"
+        "active = json.load(sys.stdin).get('stop_hook_active')\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'Stop', 'additionalContext': f'go on ({active})'}}))\n"
+    )
+    world.add_hook("Stop", f"{sys.executable} -S {hook}")
+    run = world.session([], prompt="work", final_text="Still working.", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    # 3 continuations let through, the 4th overridden; stop_hook_active is set after a context continuation.
+    assert len(run.main_requests) == 4, run.explain()
+    assert run.main_requests[-1].stop_context() == ["go on (False)", "go on (True)", "go on (True)"]
+    assert "stop-hook-block-cap" in run.stdout and "stop-hook-error" not in run.stdout, run.explain()
 
 
 def test_interactive_user_sees_a_continuation_as_the_hook_saying_it_not_as_a_problem(e2e_factory):
