@@ -63,14 +63,18 @@ class EventSpec:
     plain_stdout: str | None = None
     #: ``Result.additional_context`` renders (hookSpecificOutput.additionalContext).
     context: bool = False
+    #: ``Result.additional_context`` shares ``[core] context_budget``. Not on Stop: there it is the
+    #: continuation itself, which, like a block reason, a budget must not cut away.
+    budget_context: bool = True
     #: ``Result.block`` renders (top-level ``decision: "block"`` with ``reason``).
     block: bool = False
     #: ``Result.system_message`` is shown; Claude Code discards it for some events.
     system_message: bool = True
     #: ``Result.halt`` renders (``continue: false``); meaningless for side-effect-only events.
     halt: bool = True
-    #: When one plugin blocks, the reasons of plugins that answered without blocking follow its reason
-    #: (Stop: a continuation message carries another plugin's context; dropped when nobody blocks).
+    #: The reasons of plugins that answered without blocking follow a continuation: appended to the
+    #: block reason when one plugin blocks, else to the additionalContext when one plugin gives context
+    #: (Stop: a continuation message carries another plugin's note); dropped when nobody continues.
     ride_along: bool = False
     #: The oldest Claude Code that knows the event. Before 2.1.101 an unknown event name made Claude
     #: Code reject the whole settings file, so ``omcm install`` registers the event only when the
@@ -85,7 +89,10 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
 
 
 _TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
-_STOP: dict[str, Any] = dict(hook="stop", record=records.StopEvent, block=True, ride_along=True)
+#: Stop's additionalContext (client 2.1.163+) keeps Claude going like a block, as non-error feedback.
+_STOP: dict[str, Any] = dict(
+    hook="stop", record=records.StopEvent, block=True, context=True, budget_context=False, ride_along=True
+)
 #: Events Claude Code does not show a systemMessage for, and whose ``continue`` means nothing.
 _QUIET: dict[str, Any] = dict(system_message=False, halt=False)
 #: The intro version of events the hooks reference (as of 2.1.240's docs) lists without one:

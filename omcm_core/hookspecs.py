@@ -157,15 +157,18 @@ def user_prompt_submit(event: UserPromptEvent, ctx: Context) -> Result | None:
 def stop(event: StopEvent, ctx: Context) -> Result | None:
     """Stop and SubagentStop: Claude is about to end its turn.
 
-    :return: ``None`` or a Result; ``block`` with a ``reason`` keeps Claude
-        going. Check ``event.stop_hook_active`` first or you will loop.
-        A ``reason`` without ``block`` is context for a continuation: when
-        another plugin blocks, it is appended to the block reasons (after them,
-        in plugin-name order, separated by a blank line); when nobody blocks it
+    :return: ``None`` or a Result. Two answers keep Claude going: ``block``
+        with a ``reason`` (shown to the user as a hook error), or, with Claude
+        Code 2.1.163 and later, ``additional_context`` alone (non-error
+        feedback; older clients ignore it). Both count toward the client's cap
+        of consecutive continuations (``CLAUDE_CODE_STOP_HOOK_BLOCK_CAP``,
+        default 8). Check ``event.stop_hook_active`` first or you will loop.
+        A ``reason`` without ``block`` is a note for a continuation: when
+        another plugin blocks, it is appended to the block reasons, else when
+        another plugin gives context, to that context (after them, in
+        plugin-name order, separated by a blank line); when nobody continues it
         is dropped. So a plugin can add to another's continuation message
-        without either importing the other. (``additional_context`` is not
-        rendered on Stop: Claude Code treats it as feedback that keeps Claude
-        going, which is a block in all but name.)
+        without either importing the other.
     """
 
 

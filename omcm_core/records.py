@@ -371,7 +371,8 @@ class Result:
     - ``block``: PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
       SubagentStop, PreCompact: top-level ``decision: "block"``.
     - ``additional_context``: text added to Claude's context (PreToolUse,
-      PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit).
+      PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit; on Stop
+      and SubagentStop it keeps Claude going, client 2.1.163+).
     - ``system_message``: a warning shown to the user.
     - ``updated_input``: PreToolUse; replaces the whole tool input.
     - ``halt`` / ``halt_reason``: ``continue: false`` with ``stopReason``; ends

@@ -2,7 +2,7 @@
 
 import pytest
 
-from omcm_core._runtime.merge import TEXT_CAP, merge
+from omcm_core._runtime.merge import TEXT_CAP, TRUNCATED, merge
 from omcm_core.records import Result
 
 R = Result
@@ -129,7 +129,54 @@ CASES = [
         [("a", R(block=True))],
         {"decision": "block", "reason": "Blocked by an omcm plugin."},
     ),
-    ("stop takes no context", "Stop", [("a", R(additional_context="x"))], None),
+    (
+        "stop: context alone is a continuation (client 2.1.163+)",
+        "Stop",
+        [("a", R(additional_context="keep going"))],
+        {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "keep going"}},
+    ),
+    (
+        "subagent stop takes context too",
+        "SubagentStop",
+        [("a", R(additional_context="x"))],
+        {"hookSpecificOutput": {"hookEventName": "SubagentStop", "additionalContext": "x"}},
+    ),
+    (
+        "stop: a non-blocking reason rides along after the context continuation",
+        "Stop",
+        [
+            ("a-notes", R(reason="remember X")),
+            ("b", R(additional_context="keep going")),
+            ("c", R(additional_context="tests fail")),
+        ],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "Stop",
+                "additionalContext": "keep going\n\ntests fail\n\nremember X",
+            }
+        },
+    ),
+    (
+        "stop: block and context together: the ride-along goes with the block reason only",
+        "Stop",
+        [("a", R(reason="remember X")), ("b", R(block=True, reason="go on")), ("c", R(additional_context="ctx"))],
+        {
+            "decision": "block",
+            "reason": "go on\n\nremember X",
+            "hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "ctx"},
+        },
+    ),
+    (
+        "stop: a reason that rides along with context is capped with it",
+        "Stop",
+        [("a", R(additional_context="c" * 6000)), ("b", R(reason="r" * 6000))],
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "Stop",
+                "additionalContext": ("c" * 6000 + "\n\n" + "r" * 6000)[: TEXT_CAP - len(TRUNCATED)] + TRUNCATED,
+            }
+        },
+    ),
     (
         "stop: a non-blocking reason rides along after the block reasons",
         "Stop",

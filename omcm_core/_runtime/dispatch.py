@@ -215,7 +215,7 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
 
 def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
     """Each plugin's additionalContext cut to its fair share of ``[core] context_budget``; what was cut."""
-    if not call.spec.context or not any(r.additional_context for _, r in answers):
+    if not (call.spec.context and call.spec.budget_context) or not any(r.additional_context for _, r in answers):
         return answers, {}
     import attrs
 

@@ -10,8 +10,10 @@ A pure function, mirroring how Claude Code itself merges parallel hooks:
   every allowing plugin's ``updated_permissions``.
 - ``continue: false`` from any plugin wins over every decision; stop reasons joined.
 - block (``decision: "block"``): any plugin blocking blocks; reasons joined. On
-  Stop and SubagentStop the reasons of plugins that did not block are appended
-  to the block reason (context for the continuation) and dropped when nobody blocks.
+  Stop and SubagentStop the reasons of plugins that did not block ride along
+  with a continuation: appended to the block reason when a plugin blocks, else
+  to the additionalContext when a plugin gives context (which keeps Claude
+  going too, client 2.1.163+), and dropped when nobody continues.
 - additional_context: joined under the budget by :func:`join_context`, in the
   order the answers are given (the dispatcher gives them in plugin-name order);
   system_message: joined the same way, capped at Claude Code's 10,000 characters.
@@ -116,17 +118,18 @@ def merge(event_name: str, answers: Sequence[tuple[str, Result]]) -> dict[str, A
         if decision:
             specific["decision"] = decision
 
-    if spec.block:
-        blockers = [r for _, r in answers if r.block]
-        if blockers:
-            out["decision"] = "block"
-            reason = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
-            if spec.ride_along:
-                reason = "\n\n".join([reason] + [r.reason for _, r in answers if not r.block and r.reason])
-            out["reason"] = reason
+    blockers = [r for _, r in answers if r.block] if spec.block else []
+    riders = [(name, r.reason) for name, r in answers if not r.block and r.reason] if spec.ride_along else []
+    if blockers:
+        out["decision"] = "block"
+        reason = "\n".join(r.reason for r in blockers if r.reason) or "Blocked by an omcm plugin."
+        out["reason"] = "\n\n".join([reason] + [text for _, text in riders])
 
     if spec.context:
-        context = join_context([(name, r.additional_context) for name, r in answers if r.additional_context])
+        pieces = [(name, r.additional_context) for name, r in answers if r.additional_context]
+        if pieces and not blockers:
+            pieces += riders  # a context continuation carries them; a block already does
+        context = join_context(pieces)
         if context:
             specific["additionalContext"] = context
 

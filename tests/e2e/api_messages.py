@@ -116,16 +116,35 @@ class Request:
         2.1.332 wraps the same lines in ``<system-reminder>`` after a paragraph
         on how to treat hook output.
         """
+        return [text for kind, text in self._stop_pieces() if kind == "block"]
+
+    def stop_context(self) -> list[str]:
+        """The ``additionalContext`` of Stop hooks that continued with context (client 2.1.163+), oldest first.
+
+        Both 2.1.330 and 2.1.332 send it as a user message
+        ``<system-reminder>\nStop hook additional context: <text>\n</system-reminder>``
+        (no hook-output preamble, no system-message copy).
+        """
+        return [text for kind, text in self._stop_pieces() if kind == "context"]
+
+    def continuations(self) -> list[str]:
+        """Every Stop continuation the model got, oldest first, whichever form: block reasons and context."""
+        return [text for _, text in self._stop_pieces()]
+
+    def _stop_pieces(self) -> list[tuple[str, str]]:
         found = []
         for message in self.messages:
             if message.get("role") != "user":
                 continue
             for piece in _texts(_blocks(message.get("content"))):
                 if piece.startswith(STOP_FEEDBACK):
-                    found.append(piece[len(STOP_FEEDBACK) :])
+                    found.append(("block", piece[len(STOP_FEEDBACK) :]))
                 elif piece.startswith(_REMINDER_OPEN) and "\n" + STOP_FEEDBACK in piece:
                     body = piece.split("\n" + STOP_FEEDBACK, 1)[1]
-                    found.append(body.removesuffix(_REMINDER_CLOSE))
+                    found.append(("block", body.removesuffix(_REMINDER_CLOSE)))
+                elif piece.startswith(_REMINDER_OPEN + STOP_CONTEXT):
+                    body = piece[len(_REMINDER_OPEN + STOP_CONTEXT) :].removesuffix(_REMINDER_CLOSE)
+                    found.append(("context", body))
         return found
 
     def tool_results(self) -> dict:
@@ -140,6 +159,8 @@ class Request:
 
 #: How the client introduces a blocked Stop's reason in the next request.
 STOP_FEEDBACK = "Stop hook feedback:\n"
+#: How it introduces a Stop hook's additionalContext (a continuation without a block).
+STOP_CONTEXT = "Stop hook additional context: "
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
 
 _HOOK_CONTEXT = re.compile(

@@ -9,11 +9,17 @@ where it should.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 import time
+from pathlib import Path
 
 import pytest
+from conftest import client_version
 from e2e_harness import TODO_WRITE_ENV
-from fake_anthropic import bash, compact_after, text, tool_use
+from fake_anthropic import FakeAnthropic, bash, compact_after, text, tool_use
+from interactive import Interactive
 
 pytestmark = pytest.mark.e2e
 
@@ -65,18 +71,21 @@ def test_ralph_loop_continues_until_the_promise_then_verifies_and_stops(e2e):
     assert started.startswith("[persistent-mode: ralph loop]\n") and "\nTask: write progress.txt" in started
     assert (e2e.project / "progress.txt").read_text() == "step-one\n"
     # The tool call and its result do not stop the loop; the first text-only answer does.
-    assert [r.stop_feedback() for r in run.main_requests[:2]] == [[], []]
+    assert [r.continuations() for r in run.main_requests[:2]] == [[], []]
     continuation = (
         "[The Promise Binds You] No completion promise yet. Keep going until the task is really done. Check the "
         "result against the task (tests, the PRD's criteria) before you claim it is done.\n"
         f"Iteration 1/50\n{PROMISE_HINT}"
     )
-    assert run.main_requests[2].stop_feedback() == [continuation]
+    assert run.main_requests[2].continuations() == [continuation]
     # The promise earns one verification request, not another iteration.
-    (verify,) = run.main_requests[3].stop_feedback()[1:]
+    (verify,) = run.main_requests[3].continuations()[1:]
     assert verify.startswith("[persistent-mode: ralph verification 1/3]\nYou claimed the task is complete.")
     assert verify.endswith("No PRD found (.omc/prd.json): verify against the task as the user stated it.")
     assert stop_outcomes(run) == ["success"] * 3
+    # Both continuations took the milder form (the client is 2.1.163+): context, no hook error for the user.
+    assert run.main_requests[3].stop_context() == run.main_requests[3].continuations()
+    assert run.main_requests[3].stop_feedback() == [] and "stop-hook-error" not in run.stdout, run.explain()
     state = ralph_state(e2e, run)
     assert (state["status"], state["iteration"], state["verification_attempts"]) == ("completed", 1, 1)
     assert not state["verification_pending"]
@@ -92,7 +101,7 @@ def test_ralph_loop_without_a_promise_stops_at_its_cap(e2e_factory):
     assert "\nLoop: at most 3 iterations; state in .omc/ralph/.\nTask: polish the parser\n" in started
     # Three blocked stops, then the fourth is let through: four requests, not the client's cap of eight blocks.
     assert len(run.main_requests) == 4, run.explain()
-    feedback = run.main_requests[3].stop_feedback()
+    feedback = run.main_requests[3].continuations()
     assert [line for reason in feedback for line in reason.splitlines() if line.startswith("Iteration")] == [
         "Iteration 1/3",
         "Iteration 2/3",
@@ -120,13 +129,13 @@ def test_todo_continuation_blocks_until_every_todo_is_completed(e2e_factory):
     run = world.session(script, prompt="build the parser", timeout=LOOP_TIMEOUT)
     assert run.returncode == 0 and not run.timed_out, run.explain()
     assert len(run.main_requests) == 4 and run.result["result"] == "All three are done.", run.explain()
-    assert run.main_requests[2].stop_feedback() == [
+    assert run.main_requests[2].continuations() == [
         "[System Reminder] The todo list still has unfinished items. Continue with the next one. Mark each todo "
         "completed as soon as it is done; stop only when none is left open.\n"
         "[1/3 completed, 2 remaining]\nNext task: Write the tests"
     ]
     # Once the list is complete, the stop goes through: no new feedback in the last request, no fifth one.
-    assert len(run.main_requests[3].stop_feedback()) == 1
+    assert len(run.main_requests[3].continuations()) == 1
     assert stop_outcomes(run) == ["success", "success"]
 
 
@@ -146,7 +155,7 @@ def test_todo_continuation_gives_up_after_its_attempts_without_progress(e2e_fact
     # The TodoWrite, then 5 blocked stops (max_todo_attempts), then the stop is allowed:
     # 7 requests, fewer than the client's own cap of 8 consecutive blocks would give.
     assert len(run.main_requests) == 7, run.explain()
-    feedback = run.main_requests[-1].stop_feedback()
+    feedback = run.main_requests[-1].continuations()
     assert len(feedback) == 5 and len(set(feedback)) == 5
     assert all(reason.endswith("\n[0/2 completed, 2 remaining]\nNext task: Migrate the schema") for reason in feedback)
     assert "stop-hook-block-cap" not in run.stdout
@@ -240,7 +249,7 @@ def test_omcm_ralph_cancel_from_another_terminal_ends_a_running_loop(e2e):
     run = e2e.session(script, prompt="ralph-loop: tidy the imports", timeout=LOOP_TIMEOUT)
     assert run.returncode == 0 and not run.timed_out, run.explain()
     assert cancelled and len(run.main_requests) == 2, run.explain()
-    assert len(run.main_requests[1].stop_feedback()) == 1  # one iteration, then the cancelled loop let it stop
+    assert len(run.main_requests[1].continuations()) == 1  # one iteration, then the cancelled loop let it stop
     assert ralph_state(e2e, run)["status"] == "cancelled"
 
 
@@ -252,7 +261,7 @@ def test_ralph_loop_longer_than_the_client_block_cap_needs_the_cap_raised(e2e_fa
     run = world.session([], prompt="ralph-loop: port the tests", final_text="Still working.", timeout=LOOP_TIMEOUT)
     assert run.returncode == 0 and not run.timed_out, run.explain()
     assert len(run.main_requests) == 11, run.explain()
-    assert run.main_requests[-1].stop_feedback()[-1].splitlines()[-2] == "Iteration 10/10"
+    assert run.main_requests[-1].continuations()[-1].splitlines()[-2] == "Iteration 10/10"
     assert ralph_state(world, run)["status"] == "max_iterations"
     assert "stop-hook-block-cap" not in run.stdout
 
@@ -262,7 +271,7 @@ def test_ralph_loop_pauses_cleanly_at_the_client_block_cap(e2e):
     assert run.returncode == 0 and not run.timed_out, run.explain()
     # What the client allows: 8 continuations, so 9 requests.
     assert len(run.main_requests) == 9, run.explain()
-    assert len(run.main_requests[-1].stop_feedback()) == 8
+    assert len(run.main_requests[-1].continuations()) == 8
     state = ralph_state(e2e, run)
     assert (state["status"], state["iteration"]) == ("active", 8)
     # persistent-mode let the 9th stop through itself: no override, the user told why.
@@ -277,7 +286,7 @@ def test_ralph_loop_pauses_cleanly_at_the_client_block_cap(e2e):
     script = [[text("More work.")], [text("<promise>TASK_COMPLETE</promise>")], [text("<oracle-approved>")]]
     again = e2e.session(script, prompt="go on", resume=run.session_id, timeout=LOOP_TIMEOUT)
     assert again.returncode == 0 and len(again.main_requests) == 3, again.explain()
-    assert again.main_requests[1].stop_feedback()[-1].splitlines()[-2] == "Iteration 9/50"
+    assert again.main_requests[1].continuations()[-1].splitlines()[-2] == "Iteration 9/50"
     state = ralph_state(e2e, run)
     assert (state["status"], state["iteration"]) == ("completed", 9)
 
@@ -306,7 +315,7 @@ def test_ralph_continuation_carries_the_notepad_priority_context(e2e):
     assert run.returncode == 0 and len(run.main_requests) == 3, run.explain()
     (start,) = [c for c in run.main_requests[0].hook_contexts("SessionStart") if c.startswith("[notepad]")]
     assert start.startswith("[notepad] Priority context (.omc/notepad.md):\nStaging DB is read-only.")
-    continuation, verification = run.main_requests[2].stop_feedback()
+    continuation, verification = run.main_requests[2].continuations()
     note = "\n\n[notepad] Priority context (.omc/notepad.md):\nStaging DB is read-only."
     assert continuation.startswith("[The Promise Binds You]") and "Iteration 1/50" in continuation
     assert continuation.endswith(note) and verification.endswith(note)
@@ -383,7 +392,7 @@ def test_task_tools_list_is_continued_and_updates_match_by_id(e2e_factory):
     run = world.session(script, prompt="build the parser", timeout=LOOP_TIMEOUT)
     assert run.returncode == 0 and not run.timed_out, run.explain()
     assert run.result["result"] == "Both done." and len(run.main_requests) == 5, run.explain()
-    (feedback,) = run.main_requests[3].stop_feedback()
+    (feedback,) = run.main_requests[3].continuations()
     assert "[1/2 completed, 1 remaining]\nNext task: Write the tests" in feedback
 
 
@@ -422,7 +431,93 @@ def test_resume_keeps_a_cancel_and_the_skills_already_given(e2e_factory):
     # The resumed conversation holds the first run's context once; given again, it would be there twice.
     contexts = later.main_requests[0].hook_contexts("UserPromptSubmit")
     assert sum("[skill: git-master]" in c for c in contexts) == 1, contexts
-    assert len(later.main_requests) == 2 and not later.main_requests[-1].stop_feedback(), later.explain()
+    assert len(later.main_requests) == 2 and not later.main_requests[-1].continuations(), later.explain()
+
+
+def transcript(harness, run) -> list:
+    (path,) = (harness.home / ".claude" / "projects").glob(f"*/{run.session_id}.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_continuation_is_non_error_context_with_the_notepad_line_riding_along(e2e_factory):
+    # Issue 26 item 8: the least alarming form the protocol allows. Both clients are 2.1.163+.
+    world = e2e_factory(extra_env=TODO_WRITE_ENV)
+    world.omcm("notepad", "--project", str(world.project), "add", "--priority", "Staging DB is read-only.")
+    plan = tool_use(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Write the parser", "status": "completed", "activeForm": "Writing the parser"},
+                {"content": "Write the tests", "status": "pending", "activeForm": "Writing the tests"},
+            ]
+        },
+    )
+    finished = tool_use(
+        "TodoWrite",
+        {
+            "todos": [
+                {"content": "Write the parser", "status": "completed", "activeForm": "Writing the parser"},
+                {"content": "Write the tests", "status": "completed", "activeForm": "Writing the tests"},
+            ]
+        },
+    )
+    script = [[plan], [text("Pausing here.")], [finished], [text("Both done.")]]
+    run = world.session(script, prompt="build the parser", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    assert len(run.main_requests) == 4 and run.result["result"] == "Both done.", run.explain()
+    # What the model gets: one system reminder "Stop hook additional context: ...", the note after the message.
+    (context,) = run.main_requests[2].stop_context()
+    assert context.startswith("[System Reminder] The todo list still has unfinished items.")
+    assert context.endswith(
+        "[1/2 completed, 1 remaining]\nNext task: Write the tests\n\n"
+        "[notepad] Priority context (.omc/notepad.md):\nStaging DB is read-only."
+    )
+    assert run.main_requests[3].stop_feedback() == []
+    assert "Stop hook blocking error" not in json.dumps(run.main_requests[3].messages)
+    # What the user sees: no "stop hook problem" notice; the transcript files it as context, not as an error.
+    assert "stop-hook-error" not in run.stdout, run.explain()
+    kinds = [
+        line.get("attachment", {}).get("type") for line in transcript(world, run) if line.get("type") == "attachment"
+    ]
+    assert "hook_additional_context" in kinds and "hook_blocking_error" not in kinds, kinds
+    stops = [line for line in omcm_log(world) if line.get("event") == "stop" and line.get("form")]
+    assert [(line["form"], line["client"]) for line in stops] == [("context", client_version())], stops
+
+
+def test_the_clients_cap_counts_context_continuations_as_it_counts_blocks(e2e_factory):
+    # A bare hook, not omcm: the protocol fact persistent-mode's pause relies on for both forms.
+    world = e2e_factory(install_hooks=False, extra_env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "3"})
+    hook = world.root / "stop_context.py"
+    hook.write_text(
+        "import json, sys\n"
+        "active = json.load(sys.stdin).get('stop_hook_active')\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'Stop', 'additionalContext': f'go on ({active})'}}))\n"
+    )
+    world.add_hook("Stop", f"{sys.executable} -S {hook}")
+    run = world.session([], prompt="work", final_text="Still working.", timeout=LOOP_TIMEOUT)
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    # 3 continuations let through, the 4th overridden; stop_hook_active is set after a context continuation.
+    assert len(run.main_requests) == 4, run.explain()
+    assert run.main_requests[-1].stop_context() == ["go on (False)", "go on (True)", "go on (True)"]
+    assert "stop-hook-block-cap" in run.stdout and "stop-hook-error" not in run.stdout, run.explain()
+
+
+def test_interactive_user_sees_a_continuation_as_the_hook_saying_it_not_as_a_problem(e2e_factory):
+    # The interactive client shows a blocked Stop as "Stop hook reported a problem" with a "stop hook
+    # problem" notice in the footer; a context continuation as "Stop hook says: <text>" (both clients).
+    if shutil.which("tmux") is None and not Path("/usr/bin/tmux").exists():
+        if os.environ.get("CI"):
+            pytest.fail("tmux is not installed (CI is set, so this fails): apt-get install tmux")
+        pytest.skip("tmux is not installed (apt-get install tmux)")
+    world = e2e_factory(extra_env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "2"})
+    with FakeAnthropic([[text("on it")]], final_text="Working.") as api, Interactive(world, api) as tui:
+        tui.ready()
+        tui.type("ralph-loop: fix the flaky test")
+        screen = tui.wait_for(lambda s: "paused" in s, 90, "the loop paused at the client's cap of 2")
+    assert "Stop hook says: [Ralph Loop Continuation]" in screen or "Stop hook says: [The Promise" in screen, screen
+    assert screen.count("Stop hook says: [") == 2, screen
+    assert "reported a problem" not in screen and "stop hook problem" not in screen, screen
+    assert len([r for r in api.requests if r.main_loop]) == 3
 
 
 def test_the_stop_feedback_parser_reads_both_clients_formats():
@@ -437,4 +532,19 @@ def test_the_stop_feedback_parser_reads_both_clients_formats():
     }
     for message in (older, newer):
         request = Request("POST", "/v1/messages", {}, {"messages": [message]}, True)
-        assert request.stop_feedback() == [reason]
+        assert request.stop_feedback() == [reason] and request.stop_context() == []
+    # A continuation given as Stop context (both clients: no preamble), after a block, in a list of blocks.
+    context = {
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "<system-reminder>\nStop hook additional context: " + reason + "\n</system-reminder>",
+            }
+        ],
+    }
+    request = Request(
+        "POST", "/v1/messages", {}, {"messages": [older, {"role": "assistant", "content": "x"}, context]}, True
+    )
+    assert request.stop_context() == [reason] and request.stop_feedback() == [reason]
+    assert request.continuations() == [reason, reason]

@@ -4,7 +4,8 @@
   ``/ultrawork-ralph``, ``/cancel-ralph``), search/analyze hints and the
   frontend or git skill are given to Claude as context.
 - Stop: an active ralph loop, ultrawork with pending todos, or plain pending
-  todos block the stop with a rotating continuation message, each bounded by a
+  todos continue the turn with a rotating continuation message (Stop context
+  on a client known to take it, 2.1.163+, else a block), each bounded by a
   counter; a completion promise is verified once against ``.omc/prd.json``.
 - PostToolUse: a throttled reminder to delegate searches to subagents.
 - StopFailure: remembered and told to Claude at the next prompt or resume.
@@ -42,7 +43,7 @@ class PersistentModeConfig:
     max_todo_attempts: int = attrs.field(default=5, validator=ge(0))
     #: Todo/ultrawork continuations for one goal (from one user prompt to the next), progress or not.
     max_todo_continuations: int = attrs.field(default=20, validator=ge(0))
-    #: Continuations of every kind (ralph, ultrawork, todos) in one session before persistent-mode stops blocking.
+    #: Continuations of every kind (ralph, ultrawork, todos) in one session before persistent-mode stops continuing.
     max_session_continuations: int = attrs.field(default=200, validator=ge(1))
     #: Days a session's state (ultrawork, a cancel, skills given) is kept after it ends, so --resume remembers it.
     state_days: float = attrs.field(default=7.0, validator=ge(0))

@@ -172,6 +172,7 @@ def on_stop(event, ctx, config):
         config.max_session_continuations,
     )
     running = 0
+    version = None
     with fsaccess.home_state_lock(folder):
         session = stores.load_session(folder, ctx.log)
         ralph = stores.load_ralph(project, event.session_id, ctx.log)
@@ -179,6 +180,7 @@ def on_stop(event, ctx, config):
         if not looping and (session.cancelled or not (session.mode or config.todo_continuation)):
             return None
         lines = _caught_up(event, config)
+        version = todos.client_version(lines)
         todo_list = todos.extract(lines)
         message = event.last_assistant_message
         if looping and message is None:
@@ -193,6 +195,7 @@ def on_stop(event, ctx, config):
         if decision.block and session.session_blocks >= limits.max_session_continuations:
             decision = stopping.session_limit(limits)
         # stop_hook_active is false on the first stop of a turn: the client's count of blocks starts there.
+        # It counts context continuations as blocks too (measured on 2.1.330 and 2.1.332), so one count serves both.
         blocks = session.stop_blocks if event.stop_hook_active else 0
         cap = stopping.client_block_cap(ctx.env)
         if decision.block and blocks >= cap:
@@ -204,6 +207,7 @@ def on_stop(event, ctx, config):
         stores.save_session(
             folder, evolve(after, stop_blocks=blocks + 1 if decision.block else 0, session_blocks=total)
         )
+    as_context = decision.block and stopping.continues_with_context(version)
     ctx.log.info(
         "stop",
         outcome=decision.outcome,
@@ -211,7 +215,12 @@ def on_stop(event, ctx, config):
         stop_hook_active=event.stop_hook_active,
         background_tasks=running,
         iteration=decision.ralph.iteration if decision.ralph else None,
+        form=("context" if as_context else "block") if decision.block else None,
+        client=version,
     )
+    if as_context:
+        # Non-error feedback that keeps Claude going: the user sees no hook error at each continuation.
+        return Result(additional_context=mask(decision.reason or ""), system_message=decision.system_message)
     if decision.block:
         return Result(block=True, reason=mask(decision.reason or ""), system_message=decision.system_message)
     return Result(system_message=decision.system_message) if decision.system_message else None

@@ -187,6 +187,26 @@ def pause_at_client_cap(cap: int) -> Decision:
     return Decision(system_message=prompts.CLIENT_CAP.format(cap=cap), outcome="client_block_cap")
 
 
+#: The first client that takes Stop's additionalContext as a continuation (non-error feedback).
+CONTEXT_CLIENT = (2, 1, 163)
+
+
+def continues_with_context(version: str | None) -> bool:
+    """Whether a continuation can be Stop context instead of a block: the client is known to take it.
+
+    A block shows the user a hook error at every continuation ("stop hook
+    problem"); context does not. An older client ignores Stop's context and
+    would stop, and an unknown one may be older, so both get the block.
+    """
+    if not version:
+        return False
+    try:
+        parts = tuple(int(p) for p in version.split(".")[:3])
+    except ValueError:
+        return False
+    return parts >= CONTEXT_CLIENT
+
+
 #: Statuses of a background task that no longer runs (anything else, or none given, counts as running).
 _FINISHED = ("completed", "complete", "done", "failed", "error", "killed", "cancelled", "canceled", "stopped")
 

@@ -244,3 +244,31 @@ def api_error(lines: list) -> dict | None:
         at = record.get("timestamp") if isinstance(record.get("timestamp"), str) else "?"
         return {"key": key[:100], "error": (error or "unknown")[:100], "at": at[:40]}
     return None
+
+
+_VERSION = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,6}")
+#: Lines decoded, newest first, before the version is given up as unknown.
+_VERSION_LINES = 20
+
+
+def client_version(lines: list) -> str | None:
+    """The Claude Code version that wrote the newest transcript line naming one (its top-level ``version``).
+
+    Only the client writes top-level keys; a tool's output sits inside a string
+    or under ``toolUseResult``, so it cannot pose as the client. None when unknown.
+    """
+    tried = 0
+    for line in reversed(lines):
+        if b'"version"' not in line:
+            continue
+        tried += 1
+        if tried > _VERSION_LINES:
+            break
+        try:
+            record = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        version = record.get("version") if isinstance(record, dict) else None
+        if isinstance(version, str) and _VERSION.fullmatch(version):
+            return version
+    return None

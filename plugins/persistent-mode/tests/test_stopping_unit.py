@@ -162,3 +162,23 @@ def test_prd_stories(data, done):
 def test_client_block_cap(value, cap):
     env = {} if value is None else {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": value}
     assert stopping.client_block_cap(env) == cap
+
+
+@pytest.mark.parametrize(
+    "version, context",
+    [("2.1.163", True), ("2.1.330", True), ("2.2.0", True), ("3.0.1", True), ("2.1.162", False), ("2.0.999", False)]
+    + [(None, False), ("", False), ("x.y.z", False)],
+)
+def test_a_continuation_is_context_only_for_a_client_known_to_take_it(version, context):
+    assert stopping.continues_with_context(version) is context
+
+
+def test_the_client_version_is_the_newest_top_level_one_in_the_transcript():
+    import json
+
+    from omcm_persistent_mode import todos
+
+    lines = [json.dumps(r).encode() for r in ({"version": "2.1.100"}, {"version": "2.1.330", "x": 1}, {"type": "y"})]
+    assert todos.client_version(lines) == "2.1.330"
+    assert todos.client_version([b'{"message": "{\\"version\\": \\"2.1.999\\"}"}', b"not json version"]) is None
+    assert todos.client_version([]) is None
