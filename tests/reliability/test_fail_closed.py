@@ -52,7 +52,8 @@ def test_an_open_breaker_does_not_open_the_gate(rel_site, tmp_path):
     assert sum(e["event"] == "plugin_failed" for e in log_entries(home)) == 4  # called again after the reset
 
 
-def test_a_guard_that_cannot_load_denies(rel_site, tmp_path):
+def _guard_that_cannot_load(rel_site, tmp_path) -> dict[str, str]:
+    """rel-raise named fail-closed, shadowed by a module of the same name that raises on import."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text('[core]\nfail_closed = ["rel-raise"]\n')
@@ -61,6 +62,11 @@ def test_a_guard_that_cannot_load_denies(rel_site, tmp_path):
     (broken / "omcm_rel_raise.py").write_text("raise ImportError('half-installed guard')\n")
     env = rel_site.env(home, GUARDS)
     env["PYTHONPATH"] = f"{broken}:{env['PYTHONPATH']}"  # the shadowing module is found first
+    return env
+
+
+def test_a_guard_that_cannot_load_denies(rel_site, tmp_path):
+    env = _guard_that_cannot_load(rel_site, tmp_path)
     proc = run_hook(json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(tmp_path))).encode(), env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     specific = json.loads(proc.stdout)["hookSpecificOutput"]
@@ -68,14 +74,7 @@ def test_a_guard_that_cannot_load_denies(rel_site, tmp_path):
 
 
 def test_a_broken_guard_denies_only_gates_on_commands_not_a_model_switch(rel_site, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text('[core]\nfail_closed = ["rel-raise"]\n')
-    broken = tmp_path / "shadow"
-    broken.mkdir()
-    (broken / "omcm_rel_raise.py").write_text("raise ImportError('half-installed guard')\n")
-    env = rel_site.env(home, GUARDS)
-    env["PYTHONPATH"] = f"{broken}:{env['PYTHONPATH']}"
+    env = _guard_that_cannot_load(rel_site, tmp_path)
     switch = hook_payload("PreModelSwitch", cwd=str(tmp_path), from_model="a", to_model="b")
     proc = run_hook(json.dumps(switch).encode(), env)
     assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr[-2000:]
