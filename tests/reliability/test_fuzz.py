@@ -215,6 +215,8 @@ def test_merge_keeps_every_plugins_text_when_it_fits(event_name, answers):
     out = merge(event_name, answers) or {}
     context = out.get("hookSpecificOutput", {}).get("additionalContext", "")
     parts = [r.additional_context for _, r in answers if r.additional_context]
+    if parts and spec_for(event_name).ride_along and not any(r.block for _, r in answers):
+        parts += [r.reason for _, r in answers if r.reason]  # a Stop context continuation carries the notes
     if context and len("\n\n".join(parts)) <= TEXT_CAP:
         assert context == "\n\n".join(parts)
 
