@@ -8,6 +8,7 @@ skip silently in CI) and are skipped with the reason otherwise.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +96,18 @@ def e2e_factory(tmp_path: Path, claude_binary: Path):
 def e2e(e2e_factory) -> Harness:
     """A private HOME with omcm installed, an OMCM_HOME and a trusted project: ``e2e.session(script, prompt)``."""
     return e2e_factory()
+
+
+@pytest.fixture(scope="session")
+def every_event_site(tmp_path_factory) -> Path:
+    """The third-party plugin answering every event (tests/events/plugin) pip-installed into a folder for PYTHONPATH."""
+    work = tmp_path_factory.mktemp("every-event")
+    source = Path(__file__).resolve().parents[1] / "events" / "plugin"
+    shutil.copytree(source, work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(
+        pip + ["install", "--no-deps", "--no-build-isolation", "--target", str(work / "site"), str(work / "src")],
+        check=True,
+        capture_output=True,
+    )
+    return work / "site"

@@ -97,6 +97,20 @@ class Interactive:
         raise AssertionError(f"timed out waiting for {what or ready}; the screen:\n{screen}")
 
 
+def wait_until(ready: Callable[[], object], timeout: float, what: str, tui: Interactive | None = None):
+    """Poll ``ready`` until it returns something truthy and return that; on timeout say what was awaited
+    (and, given the client, its screen)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = ready()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(
+        f"timed out after {timeout} s waiting for {what}" + (f"; the screen:\n{tui.screen()}" if tui else "")
+    )
+
+
 def approve_api_key(home: Path, key: str) -> None:
     """Mark ``key`` approved in ``~/.claude.json``: the interactive client asks about a custom API key once."""
     config_file = home / ".claude.json"

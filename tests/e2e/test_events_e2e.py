@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from api_messages import bash, text, tool_use
@@ -21,21 +18,6 @@ from omcm_core._cli.doctor.events import client_events
 from omcm_core.events import EVENTS
 
 pytestmark = pytest.mark.e2e
-
-PLUGIN = Path(__file__).resolve().parents[1] / "events" / "plugin"
-
-
-@pytest.fixture(scope="module")
-def every_event_site(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("every-event-e2e")
-    shutil.copytree(PLUGIN, work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(
-        pip + ["install", "--no-deps", "--no-build-isolation", "--target", str(work / "site"), str(work / "src")],
-        check=True,
-        capture_output=True,
-    )
-    return work / "site"
 
 
 @pytest.fixture

@@ -14,9 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,14 +22,13 @@ from claude_client import CLIENT_VERSION
 from conftest import LATEST_CLIENT, client_or_skip
 from e2e_harness import Harness
 from fake_anthropic import FakeAnthropic
-from interactive import PROMPT, Interactive
+from interactive import PROMPT, Interactive, wait_until
 
 from omcm_core._cli.doctor.events import client_events
 from omcm_core.events import EVENTS
 
 pytestmark = pytest.mark.e2e
 
-PLUGIN = Path(__file__).resolve().parents[1] / "events" / "plugin"
 DIALOG = "Do you want to proceed?"
 #: The client's own words (2.1.330 and 2.1.332).
 IDLE_MESSAGE = "Claude is waiting for your input"
@@ -48,19 +44,6 @@ def _tmux(request):
         if os.environ.get("CI"):
             pytest.fail("tmux is not installed (CI is set, so this fails): apt-get install tmux")
         pytest.skip("tmux is not installed (apt-get install tmux)")
-
-
-@pytest.fixture(scope="module")
-def every_event_site(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("every-event-interactive")
-    shutil.copytree(PLUGIN, work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run(
-        pip + ["install", "--no-deps", "--no-build-isolation", "--target", str(work / "site"), str(work / "src")],
-        check=True,
-        capture_output=True,
-    )
-    return work / "site"
 
 
 @pytest.fixture
@@ -97,16 +80,6 @@ def sent(harness) -> list[dict]:
     """The Notification payloads exactly as the client sent them."""
     lines = harness.raw.read_text().splitlines() if harness.raw.exists() else []
     return [json.loads(line) for line in lines if line.strip()]
-
-
-def wait_until(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def idle_after(harness, ms: int) -> None:

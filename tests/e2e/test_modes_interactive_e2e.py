@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import fake_anthropic
@@ -23,7 +22,7 @@ import pytest
 from e2e_harness import TODO_WRITE_ENV, Harness
 from fake_anthropic import FakeAnthropic, text, tool_use
 from hook_timing import hook_timings
-from interactive import Interactive
+from interactive import Interactive, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -82,24 +81,15 @@ def stop_outcomes(harness) -> list:
     ]
 
 
-def wait_until(ready: Callable[[], object], tui: Interactive, what: str, timeout: float = TURN_TIMEOUT):
-    """Poll ``ready`` until it is truthy; on timeout fail with the client's screen."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = ready()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}; the screen:\n{tui.screen()}")
-
-
 def settled(api, tui: Interactive | None = None, stops: int = 0) -> int:
     """The number of loop requests once ``stops`` Stop hooks have finished and no request came for SETTLE_S.
 
     A continuation is sent right after the Stop hook that asks for it, so a few quiet seconds after it are enough.
     """
     if tui is not None:
-        wait_until(lambda: finished_hooks(tui).count("Stop") >= stops, tui, f"{stops} Stop hooks to finish")
+        wait_until(
+            lambda: finished_hooks(tui).count("Stop") >= stops, TURN_TIMEOUT, f"{stops} Stop hooks to finish", tui
+        )
     count = -1
     while count != len(api.main_requests):
         count = len(api.main_requests)
@@ -116,7 +106,12 @@ def session_ids(harness) -> list[str]:
 def exit_client(tui: Interactive) -> None:
     """Type /exit and wait for the client to end (its SessionEnd hooks run before it does)."""
     tui.type("/exit")
-    wait_until(lambda: tui._tmux("has-session", "-t", tui.name, check=False).returncode != 0, tui, "the client to exit")
+    wait_until(
+        lambda: tui._tmux("has-session", "-t", tui.name, check=False).returncode != 0,
+        TURN_TIMEOUT,
+        "the client to exit",
+        tui,
+    )
 
 
 def finished_hooks(tui: Interactive) -> list[str]:
@@ -146,7 +141,9 @@ def test_interactive_compact_summary_quoting_an_old_priority_tag_leaves_the_note
         tui.type("/compact")
         tui.wait_for(lambda s: "Compacted" in s, TURN_TIMEOUT, "the compaction")
         # The forked summary agent stops: SubagentStop (agent_type "") with the summary as its answer.
-        wait_until(lambda: "SubagentStop" in finished_hooks(tui), tui, "the summary agent's SubagentStop hook")
+        wait_until(
+            lambda: "SubagentStop" in finished_hooks(tui), TURN_TIMEOUT, "the summary agent's SubagentStop hook", tui
+        )
         assert any(fake_anthropic.is_compaction(r.body) for r in api.requests)
         tui.type("which branch do we deploy from?")
         tui.wait_for(lambda s: "From main." in s, TURN_TIMEOUT, "the answer after the compaction")
@@ -185,7 +182,9 @@ def test_interactive_no_continuation_while_a_background_agent_runs(world_factory
     with FakeAnthropic(script, final_text="Still collecting.") as api, Interactive(world, api) as tui:
         tui.ready()
         tui.type("collect the deploy facts")
-        wait_until(lambda: "todo_attempts_exhausted" in stop_outcomes(world), tui, "the todo continuation to end")
+        wait_until(
+            lambda: "todo_attempts_exhausted" in stop_outcomes(world), TURN_TIMEOUT, "the todo continuation to end", tui
+        )
         settled(api)
         main = [r for r in api.main_requests if not is_subagent(r.body)]
         screen = tui.screen()
@@ -246,8 +245,9 @@ def test_interactive_api_error_runs_stop_failure_and_the_next_prompt_recovers(wo
         tui.wait_for(lambda s: "API Error: 500" in s, TURN_TIMEOUT, "the API error")
         recorded = wait_until(
             lambda: [line for line in omcm_log(world) if line.get("event") == "stop_failure_recorded"],
-            tui,
+            TURN_TIMEOUT,
             "persistent-mode's StopFailure hook",
+            tui,
         )
         assert tui._tmux("has-session", "-t", tui.name, check=False).returncode == 0  # the client is still open
         failed = len(api.main_requests)
