@@ -17,6 +17,7 @@ LABELS = {
     ("bash-guard", "PreToolUse", "deny"): "denied a dangerous command",
     ("persistent-mode", "UserPromptSubmit", "context"): "started a ralph loop",
     ("persistent-mode", "Stop", "block"): "kept Claude working until the task was verified",
+    ("persistent-mode", "Stop", "context"): "kept Claude working until the task was verified",
     ("notepad", "PostToolUse", "message"): "saved a subagent's priority note to the notepad",
     ("notepad", "Stop", "other"): "reminded Claude of the priority note while it kept working",
 }
@@ -104,7 +105,7 @@ class Story:
         event = payload["hook_event_name"]
         spoke = [t for t in traces if "result" in t or "failed" in t]
         if event in ("Stop", "SubagentStop") and not stdout:
-            # A reason without a block only rides along with someone else's block: nobody blocked, so it is dropped.
+            # A reason without a block only rides along with someone else's continuation: nobody continued, so it is dropped.
             spoke = [t for t in spoke if kind_of(t.get("result", {})) != "other"]
         if not spoke and event not in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
             # PostToolUse is quiet by design (the observer records it): name only the tool calls.
@@ -122,7 +123,10 @@ class Story:
             self._tell(event, trace)
         if event == "Stop" and not stdout:
             print("    → no plugin objects: Claude Code lets Claude stop")
-        if stdout and any(kind_of(t.get("result", {})) in ("deny", "ask", "block") for t in spoke):
+        decisive = (
+            ("deny", "ask", "block", "context") if event in ("Stop", "SubagentStop") else ("deny", "ask", "block")
+        )
+        if stdout and any(kind_of(t.get("result", {})) in decisive for t in spoke):
             print("    Claude Code receives:")
             print("\n".join("      " + line for line in claude_json(stdout)))
 
@@ -140,9 +144,12 @@ class Story:
             "deny": "denies it",
             "ask": "asks the user",
             "message": "tells the user",
-            "other": "adds to the block's reason",
+            "other": "adds to the continuation",
             "block": "blocks the stop" if event in ("Stop", "SubagentStop") else "blocks it",
         }
+        if event in ("Stop", "SubagentStop"):
+            # Stop context (client 2.1.163+) keeps Claude going as non-error feedback, where a block shows an error.
+            verbs["context"] = "keeps Claude going (context, not an error)"
         verb = verbs.get(kind, "tells Claude")
         lead = f"    {plugin} {verb}: "
         lines = first_lines(text.replace(f"{self.project}/", ""), width=max(60, 120 - len(lead)))

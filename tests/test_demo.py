@@ -91,15 +91,17 @@ def test_demo_tells_what_each_plugin_did(demo):
     # the third-party guard denies, with the JSON Claude Code receives
     assert "bash-guard denies it: bash-guard: this command pipes a download straight into a shell." in out
     assert '"permissionDecision": "deny"' in out
-    # the ralph loop: started, a stop blocked with a continuation, the promise verified, then done
+    # the ralph loop: started, a stop turned into a continuation, the promise verified, then done
     assert "persistent-mode tells Claude: The user started a ralph loop" in out
-    assert "persistent-mode blocks the stop: [The Promise Binds You]" in out and '"decision": "block"' in out
+    # (the recorded client, 2.1.330, takes Stop context: the continuation is no hook error)
+    assert "persistent-mode keeps Claude going (context, not an error): [The Promise Binds You]" in out
+    assert '"additionalContext": "[The Promise Binds You]' in out and '"decision": "block"' not in out
     assert "ralph verification 1/3" in out
     assert "no plugin objects: Claude Code lets Claude stop" in out
     assert "The ralph loop ended with status 'completed'" in out
-    # a subagent's priority note saved by notepad, then carried along when persistent-mode blocks a stop
+    # a subagent's priority note saved by notepad, then carried along when persistent-mode continues
     assert "notepad tells the user: notepad: saved the priority context" in out
-    assert "notepad adds to the block's reason: [notepad] Priority context" in out
+    assert "notepad adds to the continuation: [notepad] Priority context" in out
     assert "Deploy only from main; the staging database is read-only." in out
     # the search at the end finds the failed run, and the secrets never reached the disk
     assert "$ omcm search requests" in out and "FAIL Bash       pytest -q" in out
