@@ -169,7 +169,7 @@ _VALUED: list[tuple[str, re.Pattern[str]]] = [
 _ASSIGNMENT = R(
     r"""(?ix)
     (?P<k>["']?(?<![\w.-])(?<!\$\{)[\w.-]{0,40}?(?:pass|pwd|secret|token|api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key
-        |auth|credential|session[_-]?id|sessid|psk|signing[_-]?key|encryption[_-]?key|master[_-]?key|client[_-]?key)[\w.-]{0,40}["']?)
+        |auth|credential|session[_-]?(?:id|key)|sessid|psk|signing[_-]?key|encryption[_-]?key|master[_-]?key|client[_-]?key)[\w.-]{0,40}["']?)
     (?P<sep>[^\S\n]*(?:[:=](?![:=])|=>)[^\S\n]*)  # same line only: "auth:\n  token: x" must mask x, not "token:"
     (?P<v>"[^"\n]{3,}"|'[^'\n]{3,}'|[^\s,;"'}{\\<]{3,})  # unquoted values end at a backslash: text may be repr'd
     """
@@ -189,6 +189,7 @@ _STRONG = (
     "accesstoken",
     "refreshtoken",
     "sessionid",
+    "sessionkey",
     "sessiontoken",
     "signingkey",
     "encryptionkey",

@@ -79,3 +79,16 @@ def core_wheel(tmp_path_factory) -> Path:
     )
     assert built.returncode == 0, built.stderr[-3000:]
     return next((work / "wheels").glob("omcm_core-*.whl"))
+
+
+#: Seconds a team-store test may take, PostgreSQL's start included: its sync loops until the outbox is
+#: empty and the server has nothing newer, so a bug there would otherwise hang the suite.
+TEAM_TEST_TIMEOUT_S = 300
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.path)).parts
+        team = ("tests", "team") in zip(parts, parts[1:], strict=False) or "team-store" in parts
+        if team and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TEAM_TEST_TIMEOUT_S))

@@ -259,6 +259,18 @@ def test_no_continuation_while_background_tasks_run(session, todo_write):
         assert out and out["decision"] == "block", finished
 
 
+def test_a_background_task_reported_without_a_status_counts_as_running(session, todo_write):
+    """A bare id, or an object with neither ``status`` nor ``state``, may still be working: no continuation."""
+    s = session()
+    s.write_transcript(todo_write(THREE))
+    for unknown in (["a1b2"], [{"id": "a1b2"}], [{"id": "a1b2", "type": "local_agent"}], {"a1b2": {"kind": "shell"}}):
+        assert s.stop(background_tasks=unknown) is None, unknown
+    assert [line.get("outcome") for line in s.log_lines()].count("background_tasks_running") == 4
+    # The same todos continue once the task says it finished: the waits above used no attempt.
+    out = s.stop(background_tasks=[{"id": "a1b2", "status": "completed"}])
+    assert out and out["decision"] == "block"
+
+
 def test_a_ralph_loop_waits_for_a_background_agent_without_counting_an_iteration(session):
     s = session()
     s.prompt("ralph-loop: port the parser")
