@@ -107,10 +107,14 @@ def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
 
 def read_event(raw: bytes, argv_event: str | None) -> Any:
     """Payload bytes -> event record (a GenericEvent for an event omcm does not know); None (logged) when the payload is bad."""
-    from omcm_core._runtime.payload import PayloadError, decode, parse_event
+    from omcm_core._runtime.payload import PayloadError, decode, parse_event, snake_case_keys
 
     try:
         payload = decode(raw)
+        if isinstance(payload, dict):
+            payload, renamed = snake_case_keys(payload)
+            if renamed:  # another client running Claude Code's hooks (Cursor): said once per call
+                _logger.info("payload_keys_renamed", keys=renamed[:20], argv_event=argv_event)
         event = parse_event(payload, argv_event)
     except (ValueError, PayloadError) as exc:
         from omcm_core.redact import mask_head  # only on this error path: masking costs an import

@@ -15,6 +15,7 @@ cattrs, which makes the error message.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,7 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
     """
     if not isinstance(payload, dict):
         raise PayloadError(f"payload must be a JSON object, got {type(payload).__name__}")
+    payload = snake_case_keys(payload)[0]
     name = payload.get("hook_event_name", event_name)
     if not isinstance(name, str) or not name:
         raise PayloadError("payload has no hook_event_name")
@@ -118,6 +120,31 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
         import cattrs
 
         raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_case_keys(payload: dict) -> tuple[dict, list[str]]:
+    """``payload`` with camelCase top-level keys in Claude Code's snake_case, and the keys renamed.
+
+    Other clients run the same hooks with the same fields spelt their way
+    (Cursor's "third-party hooks" send ``hookEventName``, ``toolName``,
+    ``toolInput``): a guard must still see the command. Only the top level is
+    renamed (a tool's own input keeps its names), and a key the payload also
+    has in snake_case wins.
+    """
+    renamed = [k for k in payload if isinstance(k, str) and _CAMEL.search(k)]
+    if not renamed:
+        return payload, []
+    out = dict(payload)
+    kept = []
+    for key in renamed:
+        snake = _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
+        if snake not in payload:
+            out[snake] = out.pop(key)
+            kept.append(key)
+    return out, kept
 
 
 def _generic(payload: dict, name: str) -> records.GenericEvent:
