@@ -12,7 +12,10 @@ role that may create roles and owns the database, no superuser.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -203,7 +206,11 @@ def test_temporary_functions_operators_and_types_shadow_nothing(team_db):
 
 
 def test_every_function_of_the_schema_pins_its_search_path(team_db):
-    with server.connect(team_db) as c:
+    assert_pinned(team_db)
+
+
+def assert_pinned(admin_url: str) -> None:
+    with server.connect(admin_url) as c:
         found = c.execute(
             "SELECT p.proname, p.prosecdef, p.proconfig FROM pg_proc p "
             "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'omcm%%' "
@@ -219,3 +226,146 @@ def test_every_function_of_the_schema_pins_its_search_path(team_db):
         # Nothing else that runs code with the owner's rights: no views, no triggers on the tables.
         assert c.execute("SELECT count(*) FROM pg_views WHERE schemaname = 'public'").fetchone() == (0,)
         assert c.execute("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal").fetchone() == (0,)
+
+
+# -- init, upgrades and damaged cursors ----------------------------------------------------------------------------
+def omcm(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "OMCM_HOME": str(tmp_path / "cli-home"),
+        "OMCM_LOAD_PLUGINS": "team-store",
+        "OMCM__CORE__TEAM_STORE": url,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "omcm_core", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_init_refuses_a_superuser_as_the_owner_unless_told(pg_url, tmp_path):
+    refused = omcm(tmp_path, pg_url, "team", "init")  # the fixture's role is the cluster's superuser
+    assert refused.returncode == 1
+    assert "superuser" in refused.stderr and "--allow-superuser-owner" in refused.stderr
+    with server.connect(pg_url) as c:
+        assert schema.version(c) == 0  # nothing was created
+    admin_url = make_admin(pg_url)
+    done = omcm(tmp_path, admin_url, "team", "init")
+    assert done.returncode == 0, done.stderr
+    assert f"version 0 -> {len(schema.MIGRATIONS)}" in done.stdout
+    with server.connect(pg_url) as c:
+        owners = c.execute(
+            "SELECT DISTINCT pg_get_userbyid(proowner) FROM pg_proc WHERE proname LIKE 'omcm_team%%'"
+        ).fetchall()
+        assert owners == [(ADMIN,)]
+        c.execute("DROP SCHEMA public CASCADE")
+        c.execute("CREATE SCHEMA public")
+    allowed = omcm(tmp_path, pg_url, "team", "init", "--allow-superuser-owner")
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def old_server(admin_url: str) -> None:
+    """The schema as the omcm of 3ada415 left it: migrations 1 and 2 with their functions, never replaced."""
+    with server.connect(admin_url) as c, c.transaction():
+        c.execute("CREATE TABLE omcm_team_schema (version integer PRIMARY KEY, applied_at timestamptz DEFAULT now())")
+        for number, script in enumerate(schema.MIGRATIONS[:2], start=1):
+            c.execute(script)
+            c.execute("INSERT INTO omcm_team_schema(version) VALUES (%s)", (number,))
+        c.execute("INSERT INTO omcm_team_meta(name, value) VALUES ('project_salt', 'old')")
+        for name, reviewer in (("mallory", False), ("victor", False), ("rita", True)):
+            admin.add_member(c, name, reviewer=reviewer, password=False)
+        admin.set_review(c, on=False)
+
+
+def forge(admin_url: str, key: str) -> None:
+    with connect(admin_url, "mallory") as mallory:
+        mallory.execute(f"CREATE TEMP SEQUENCE omcm_team_seq START {FORGED} MAXVALUE {FORGED + 10**6}")
+        mallory.execute("GRANT ALL ON SEQUENCE pg_temp.omcm_team_seq TO PUBLIC")
+        server.ship(mallory, f"o-{key}", [row(1, key=key)])
+
+
+def test_an_old_server_upgrades_in_place_and_the_syncs_it_stopped_resume(pg_url, tmp_path):
+    admin_url = make_admin(pg_url)
+    old_server(admin_url)
+    home = tmp_path / "victor"
+    ctx = _ctx(home, as_role(admin_url, "victor"))
+    forge(admin_url, "forged")  # the old functions take her sequence: victor's cursor jumps to 9e18
+    assert sync(home, ctx.core_config).error is None
+    assert int(team.get_meta(ctx.store, "cursor")) >= FORGED
+    with connect(admin_url, "rita") as rita:
+        server.ship(rita, "o-r", [row(1, key="before-upgrade")])
+    sync(home, ctx.core_config)
+    assert [k for (k,) in ctx.store.query("SELECT key FROM team_items")] == ["forged"]  # sharing is dead
+
+    upgraded = omcm(tmp_path, admin_url, "team", "init")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert f"version 2 -> {len(schema.MIGRATIONS)}" in upgraded.stdout
+    with server.connect(admin_url) as c:
+        assert c.execute("SELECT max(server_seq) FROM omcm_team_items").fetchone()[0] < 1000  # renumbered
+    forge(admin_url, "forged-again")
+    with connect(admin_url, "rita") as rita:
+        server.ship(rita, "o-r", [row(2, key="after-upgrade")])
+    assert sync(home, ctx.core_config).error is None  # the cursor beyond the server resets by itself
+    keys = sorted(k for (k,) in ctx.store.query("SELECT key FROM team_items"))
+    assert keys == ["after-upgrade", "before-upgrade", "forged", "forged-again"]
+    assert int(team.get_meta(ctx.store, "cursor")) < 1000
+    assert_pinned(admin_url)
+
+
+def test_a_damaged_cursor_resets_itself_and_sync_repair_rebuilds_the_copy(team_db, tmp_path):
+    home = tmp_path / "victor"
+    victor_url = as_role(team_db, "victor")
+    ctx = _ctx(home, victor_url)
+    with connect(team_db, "rita") as rita:
+        server.ship(rita, "o-r", [row(1, key="one")])
+    assert sync(home, ctx.core_config).error is None
+    with ctx.store.transaction() as local:  # a cursor past the server's last number (a bad copy, a bad server)
+        team.set_meta(local, "cursor", FORGED)
+    with connect(team_db, "rita") as rita:
+        server.ship(rita, "o-r", [row(2, key="two")])
+    assert sync(home, ctx.core_config).error is None
+    assert sorted(k for (k,) in ctx.store.query("SELECT key FROM team_items")) == ["one", "two"]
+    with ctx.store.transaction() as local:  # entries lost locally, the cursor still plausible
+        local.execute("DELETE FROM team_items")
+    env_home = {"OMCM_HOME": str(home)}
+    repaired = subprocess.run(
+        [sys.executable, "-m", "omcm_core", "team", "sync", "--repair"],
+        env={**os.environ, **env_home, "OMCM_LOAD_PLUGINS": "team-store", "OMCM__CORE__TEAM_STORE": victor_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert repaired.returncode == 0, repaired.stderr
+    assert "fetched 2" in repaired.stdout
+    assert sorted(k for (k,) in ctx.store.query("SELECT key FROM team_items")) == ["one", "two"]
+
+
+def test_a_server_that_never_moves_past_the_cursor_ends_the_sync(team_db, tmp_path, monkeypatch):
+    """An untrusted server answering "after N" with N again: the sync fails after one batch, never spins."""
+    from omcm_team_store import sync as sync_module
+
+    home = tmp_path / "victor"
+    ctx = _ctx(home, as_role(team_db, "victor"))
+    calls = []
+    stuck = [(n, "t/lesson", "p", f"k{n}", "{}", 1, False, "rita", "approved", 7) for n in range(500)]
+
+    def same_batch(conn, after, limit):
+        calls.append(after)
+        if len(calls) > 20:  # without the guard: end the test (as a failure), never hang it
+            raise RuntimeError("the sync kept asking")
+        return stuck
+
+    monkeypatch.setattr(sync_module.server, "changes", same_batch)
+    monkeypatch.setattr(sync_module.server, "head", lambda conn: 7)
+    report = sync(home, ctx.core_config)  # 0 -> 7 is progress; 7 -> 7 is not
+    assert "out of order" in (report.error or "")
+    assert calls == [0, 7]
+    assert team.get_meta(ctx.store, "cursor") == "7" and team.get_meta(ctx.store, "last_error")
+
+
+def test_an_older_omcm_never_puts_older_functions_back(team_db):
+    from omcm_team_store import functions
+
+    with server.connect(team_db) as c, c.transaction():
+        c.execute("UPDATE omcm_team_meta SET value = %s WHERE name = 'functions'", (str(functions.VERSION + 1),))
+        assert functions.install(c) is False
+        c.execute("UPDATE omcm_team_meta SET value = %s WHERE name = 'functions'", (str(functions.VERSION),))
+        assert functions.install(c) is True

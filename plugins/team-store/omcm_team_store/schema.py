@@ -186,7 +186,7 @@ MIGRATIONS = [
     # let a member's temporary table, sequence or type shadow the team's). A forged server_seq above the
     # team's own sequence (a member's temporary sequence stamped her rows) is renumbered in order, so every
     # member's sync, whose cursor jumped past later entries, sees it is beyond the server and starts over.
-    # The functions themselves are replaced by FUNCTIONS, on every `omcm team init`.
+    # The functions themselves are replaced by functions.install, on every `omcm team init`.
     """
     DO $d$ DECLARE
         top bigint := (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM omcm_team_seq);
