@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("omcm_team_store", reason="the team-store plugin is not installed (a tox cell without it)")
 import psycopg  # noqa: E402
 from omcm_team_store import admin, schema, server  # noqa: E402
+from omcm_team_store.health import team_health  # noqa: E402
 from omcm_team_store.sync import sync  # noqa: E402
 
 ADMIN = "team_admin"
@@ -294,6 +295,8 @@ def test_an_old_server_upgrades_in_place_and_the_syncs_it_stopped_resume(pg_url,
         server.ship(rita, "o-r", [row(1, key="before-upgrade")])
     sync(home, ctx.core_config)
     assert [k for (k,) in ctx.store.query("SELECT key FROM team_items")] == ["forged"]  # sharing is dead
+    unsafe = [(ok, fix) for ok, message, fix in team_health(home, ctx.core_config) if "functions" in message]
+    assert unsafe == [(False, "omcm team init")]  # every member's doctor says so
 
     upgraded = omcm(tmp_path, admin_url, "team", "init")
     assert upgraded.returncode == 0, upgraded.stderr
@@ -308,6 +311,8 @@ def test_an_old_server_upgrades_in_place_and_the_syncs_it_stopped_resume(pg_url,
     assert keys == ["after-upgrade", "before-upgrade", "forged", "forged-again"]
     assert int(team.get_meta(ctx.store, "cursor")) < 1000
     assert_pinned(admin_url)
+    schema_check = team_health(home, ctx.core_config)[1]
+    assert schema_check[0] and "superuser" not in schema_check[1]
 
 
 def test_a_damaged_cursor_resets_itself_and_sync_repair_rebuilds_the_copy(team_db, tmp_path):
