@@ -154,6 +154,25 @@ def test_temporary_tables_do_not_lift_the_quotas(team_db):
         assert c.execute("SELECT last_seq FROM omcm_team_origins WHERE origin = 'mallory/o-m'").fetchone() == (2,)
 
 
+def test_overloads_where_a_member_may_create_objects_are_never_chosen(team_db, pg_url):
+    """PostgreSQL before 15 lets everyone create in ``public``: her better-matching overloads stay unused."""
+    with psycopg.connect(pg_url, autocommit=True) as su:
+        su.execute("GRANT CREATE ON SCHEMA public TO mallory")
+    overloads = """
+    CREATE FUNCTION public.omcm_team_setting(text, integer) RETURNS bigint LANGUAGE sql
+        AS $$ SELECT 100000000::bigint $$;
+    CREATE FUNCTION public.omcm_team_group(varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'pg_monitor' $$;
+    CREATE FUNCTION public.never(bigint, bigint) RETURNS boolean LANGUAGE sql AS $$ SELECT false $$;
+    CREATE OPERATOR public.> (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = public.never);
+    """
+    with connect(team_db, "mallory") as mallory:
+        mallory.execute(overloads)
+        assert server.ship(mallory, "o-m", [row(1, key="big", payload={"error": "x" * 20_000})]) == 1
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="quota"):
+            server.ship(mallory, "o-m", [row(seq, key=f"f{seq}") for seq in range(2, 2_502)])
+    assert entries(team_db) == []
+
+
 def _ctx(home, url) -> Context:
     env = {"OMCM__CORE__TEAM_STORE": url}
     return Context("tester", home, None, Config.load(home, None, env), env)

@@ -7,7 +7,9 @@ the caller's search path: each function sets ``search_path = pg_catalog,
 pg_temp`` (the caller's temporary schema last: it is searched for tables,
 sequences and types, never for functions or operators), and every table and
 sequence is named with its schema, ``@S@`` below, filled in with the schema that
-holds the tables. A member's temporary ``omcm_team_items`` with a trigger, her
+holds the tables; the schema's own functions are called with arguments of their
+exact types, so an overload a member could add (where she may create objects)
+is never a better match. A member's temporary ``omcm_team_items`` with a trigger, her
 temporary ``omcm_team_meta`` or ``omcm_team_usage`` lifting the quotas, her
 temporary ``omcm_team_seq`` forging sequence numbers, or a temporary type named
 ``text``: none is ever used (tests/team/test_team_definer.py plays each).
@@ -42,13 +44,13 @@ DECLARE
     n integer := 0;
     size integer;
     add bigint;
-    max_row integer := @S@.omcm_team_setting('max_row_bytes', 4096);
-    max_rows bigint := @S@.omcm_team_setting('member_rows_per_day', 2000);
-    max_bytes bigint := @S@.omcm_team_setting('member_bytes_per_day', 2000000);
-    max_entries bigint := @S@.omcm_team_setting('member_entries', 5000);
+    max_row integer := @S@.omcm_team_setting('max_row_bytes'::text, 4096::bigint);
+    max_rows bigint := @S@.omcm_team_setting('member_rows_per_day'::text, 2000::bigint);
+    max_bytes bigint := @S@.omcm_team_setting('member_bytes_per_day'::text, 2000000::bigint);
+    max_entries bigint := @S@.omcm_team_setting('member_entries'::text, 5000::bigint);
     usage @S@.omcm_team_usage%ROWTYPE;
 BEGIN
-    IF NOT pg_has_role(session_user, @S@.omcm_team_group('member'), 'MEMBER') THEN
+    IF NOT pg_has_role(session_user, @S@.omcm_team_group('member'::text), 'MEMBER') THEN
         RAISE EXCEPTION 'omcm team: % is not a member of this team (ask the admin: omcm team member add)', me
             USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -115,7 +117,7 @@ END $f$;
 CREATE OR REPLACE FUNCTION @S@.omcm_team_review(p_id bigint, p_verdict text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
-    IF NOT pg_has_role(session_user, @S@.omcm_team_group('reviewer'), 'MEMBER') THEN
+    IF NOT pg_has_role(session_user, @S@.omcm_team_group('reviewer'::text), 'MEMBER') THEN
         RAISE EXCEPTION 'omcm team: % is not a reviewer of this team', session_user
             USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -129,6 +131,7 @@ BEGIN
     RETURN FOUND;
 END $f$;
 
+REVOKE CREATE ON SCHEMA @S@ FROM PUBLIC;  -- a warning only where the admin does not own the schema
 REVOKE ALL ON FUNCTION @S@.omcm_team_ship(text, jsonb), @S@.omcm_team_review(bigint, text) FROM PUBLIC;
 """
 
