@@ -393,3 +393,31 @@ def test_an_older_omcm_never_puts_older_functions_back(team_db):
         assert functions.install(c) is False
         c.execute("UPDATE omcm_team_meta SET value = %s WHERE name = 'functions'", (str(functions.VERSION),))
         assert functions.install(c) is True
+
+
+def test_a_team_set_up_by_a_superuser_is_handed_over_to_an_admin_role(pg_url, tmp_path):
+    assert omcm(tmp_path, pg_url, "team", "init", "--allow-superuser-owner").returncode == 0
+    with server.connect(pg_url) as c:
+        admin.add_member(c, "victor", password=False)
+    make_admin(pg_url)  # the role exists (a superuser's CREATE ROLE ... CREATEROLE)
+    refused = omcm(tmp_path, pg_url, "team", "init", "--owner", "omcm")
+    assert refused.returncode == 1 and "omcm is a superuser" in refused.stderr
+    handed = omcm(tmp_path, pg_url, "team", "init", "--owner", ADMIN)
+    assert handed.returncode == 0, handed.stderr
+    assert f"owned by {ADMIN}" in handed.stdout
+    with server.connect(pg_url) as c:
+        owners = c.execute(
+            "SELECT DISTINCT pg_get_userbyid(relowner) FROM pg_class WHERE relname LIKE 'omcm_team%%' "
+            "UNION SELECT DISTINCT pg_get_userbyid(proowner) FROM pg_proc WHERE proname LIKE 'omcm_team%%'"
+        ).fetchall()
+    assert owners == [(ADMIN,)]
+    admin_url = as_role(pg_url, ADMIN)
+    with server.connect(admin_url) as c:  # the new owner runs the team: members, settings, upgrades
+        admin.add_member(c, "rita", reviewer=True, password=False)
+        admin.set_review(c, on=False)
+    assert omcm(tmp_path, admin_url, "team", "init").returncode == 0
+    with connect(pg_url, "victor") as victor:
+        assert server.ship(victor, "o-v", [row(1)]) == 1
+    with connect(pg_url, "rita") as rita:
+        (entry,) = rita.execute("SELECT id FROM omcm_team_items").fetchone()
+        assert admin.verdict(rita, entry, "approved")

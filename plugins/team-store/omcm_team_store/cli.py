@@ -21,6 +21,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let a superuser own the tables and functions (refused by default: see docs/teams.md)",
     )
+    init_p.add_argument(
+        "--owner",
+        metavar="ROLE",
+        help="then make ROLE (no superuser, may create roles) the owner of the tables and functions",
+    )
     init_p.set_defaults(team_run=init)
     status_p = actions.add_parser("status", help="connection, schema version, outbox, last sync, lag")
     status_p.add_argument("--json", action="store_true", help="one JSON object")
@@ -127,19 +132,23 @@ SUPERUSER_OWNER = (
     "functions every member calls with the owner's rights (omcm_team_ship, omcm_team_review): owned by a "
     "superuser, any flaw in them makes a member superuser of the whole server. Run init as an admin role that "
     "is no superuser, e.g. `CREATE ROLE omcm_admin LOGIN CREATEROLE; ALTER DATABASE {db} OWNER TO omcm_admin;` "
-    "(docs/teams.md, Set-up), or pass --allow-superuser-owner to accept that risk."
+    "(docs/teams.md, Set-up); `--owner omcm_admin` hands a team set up by a superuser over to it; "
+    "--allow-superuser-owner accepts the risk."
 )
 
 
 @_in_transaction
 def init(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
-    from omcm_team_store import schema, server
+    from omcm_team_store import admin, schema, server
 
-    if schema.superuser(conn) and not args.allow_superuser_owner:
+    if schema.superuser(conn) and not (args.allow_superuser_owner or args.owner):
         role, db = conn.execute("SELECT current_user, current_database()").fetchone()
         return 1, SUPERUSER_OWNER.format(role=role, db=db)
     before, after = schema.migrate(conn)
-    return 0, f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}"
+    if args.owner:
+        admin.hand_over(conn, args.owner)
+    owner = f", owned by {args.owner}" if args.owner else ""
+    return 0, f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}{owner}"
 
 
 def status(args: argparse.Namespace, ctx) -> int:
