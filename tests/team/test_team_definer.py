@@ -173,6 +173,24 @@ def test_overloads_where_a_member_may_create_objects_are_never_chosen(team_db, p
     assert entries(team_db) == []
 
 
+def test_a_member_cannot_fill_the_server_with_machine_ids(team_db):
+    """The shipping cursor's table is outside the row quotas: its rows are bounded in size and number."""
+    with server.connect(team_db) as c:
+        c.execute("INSERT INTO omcm_team_meta(name, value) VALUES ('member_origins', '3')")
+    with connect(team_db, "mallory") as mallory:
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="64 characters"):
+            server.ship(mallory, "o" * 100_000, [row(1)])
+        for n in range(3):
+            server.ship(mallory, f"o-{n}", [row(1, key=f"k{n}")])
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded, match="too many machines"):
+            server.ship(mallory, "o-3", [row(1, key="k3")])
+        server.ship(mallory, "o-0", [row(2, key="again")])  # a known machine goes on
+    with connect(team_db, "victor") as victor:
+        assert server.ship(victor, "o-v", [row(1, key="his")]) == 1  # the bound is per member
+    with server.connect(team_db) as c:
+        assert c.execute("SELECT count(*), max(length(origin)) FROM omcm_team_origins").fetchone() == (4, 11)
+
+
 def _ctx(home, url) -> Context:
     env = {"OMCM__CORE__TEAM_STORE": url}
     return Context("tester", home, None, Config.load(home, None, env), env)

@@ -54,8 +54,17 @@ BEGIN
         RAISE EXCEPTION 'omcm team: % is not a member of this team (ask the admin: omcm team member add)', me
             USING ERRCODE = 'insufficient_privilege';
     END IF;
+    IF length(p_origin) > 64 THEN  -- a machine's id is 26 characters; a row of omcm_team_origins stays small
+        RAISE EXCEPTION 'omcm team: a machine id is at most 64 characters' USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     PERFORM pg_advisory_xact_lock(1869439853);
     SELECT o.last_seq INTO last FROM @S@.omcm_team_origins o WHERE o.origin = origin_key;
+    IF last IS NULL AND (SELECT count(*) FROM @S@.omcm_team_origins o WHERE o.user_id = me)
+            >= @S@.omcm_team_setting('member_origins'::text, 1000::bigint) THEN
+        -- Each machine (each fresh local store) is one row: a member cannot fill the server with them.
+        RAISE EXCEPTION 'omcm team: % ships from too many machines (member_origins); ask the admin', me
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     last := coalesce(last, 0);
     INSERT INTO @S@.omcm_team_usage AS u (member) VALUES (me) ON CONFLICT DO NOTHING;
     SELECT * INTO usage FROM @S@.omcm_team_usage u WHERE u.member = me AND u.day = current_date;
