@@ -224,7 +224,12 @@ def latency(rounds: int) -> dict:
     edit = {"file_path": str(project / "settings.py"), "old_string": "1", "new_string": "2"}
     omcm = [sys.executable, "-m", "omcm_core"]
     try:
-        subprocess.run([*omcm, "team", "init"], env=envs["team store, sharing on"], check=True, capture_output=True)
+        subprocess.run(
+            [*omcm, "team", "init", "--allow-superuser-owner"],
+            env=envs["team store, sharing on"],
+            check=True,
+            capture_output=True,
+        )
         for env in envs.values():  # a lesson about the file, so PreToolUse has guidance to find
             for payload in (
                 post_tool_payload("Edit", edit, error="File has not been read yet.", session_id="l", cwd=str(project)),
@@ -271,7 +276,11 @@ def in_process(rounds: int) -> dict:
     team_env = {"OMCM__CORE__TEAM_STORE": server.url, "OMCM__PRE_TOOL_GUIDE__SHARE": "true"}
     dispatchers = {}
     try:
-        subprocess.run([sys.executable, "-m", "omcm_core", "team", "init"], env={**os.environ, **team_env}, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "omcm_core", "team", "init", "--allow-superuser-owner"],
+            env={**os.environ, **team_env},
+            check=True,
+        )
         for i, (name, extra) in enumerate((("no team store", {}), ("team store, sharing on", team_env))):
             env = {**os.environ, "OMCM_HOME": str(base / f"home{i}"), "CLAUDE_PROJECT_DIR": str(project), **extra}
             # A far interval: no background sync is started while measuring.

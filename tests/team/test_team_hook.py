@@ -20,7 +20,7 @@ NOT_READ = "File has not been read yet. Read it first before writing to it."
 def team(tmp_path, pg_url):
     a = Machine(tmp_path, "a", pg_url, REMOTES[0])
     b = Machine(tmp_path, "b", pg_url, REMOTES[1])  # the same repository, cloned over ssh
-    a.omcm("team", "init")
+    a.omcm("team", "init", "--allow-superuser-owner")
     return a, b
 
 
@@ -68,7 +68,7 @@ def test_a_lesson_learned_on_machine_a_warns_on_machine_b(team):
 def test_sharing_is_off_unless_turned_on(tmp_path, pg_url):
     a = Machine(tmp_path, "a", pg_url, share=False)
     b = Machine(tmp_path, "b", pg_url)
-    a.omcm("team", "init")
+    a.omcm("team", "init", "--allow-superuser-owner")
     learn_unread_edit(a)
     assert a.status()["outbox"] == 0
     assert "shipped 0" in a.omcm("team", "sync").stdout

@@ -39,7 +39,7 @@ def observer(m: Machine, share: bool = True) -> Machine:
 @pytest.fixture
 def team(tmp_path, pg_url):
     lead = Machine(tmp_path, "lead", pg_url)  # the admin: creates the schema and the members
-    lead.omcm("team", "init")
+    lead.omcm("team", "init", "--allow-superuser-owner")
     for name in ("alice", "bob"):
         lead.omcm("team", "member", "add", name, "--no-password")
     lead.omcm("team", "review", "mode", "off")  # observations are searched, not shown to Claude unasked
@@ -82,7 +82,7 @@ def test_an_observation_recorded_on_a_is_found_on_b(team, pg_url):
 def test_a_machine_with_share_off_ships_no_observation(tmp_path, pg_url):
     a = observer(Machine(tmp_path, "a", pg_url), share=False)
     b = observer(Machine(tmp_path, "b", pg_url))
-    a.omcm("team", "init")
+    a.omcm("team", "init", "--allow-superuser-owner")
     a.omcm("team", "review", "mode", "off")
     failing_migration(a)
     assert "shipped 0" in a.omcm("team", "sync").stdout

@@ -54,7 +54,7 @@ def dump(store: Store, table: str) -> str:
 
 def test_no_secret_shape_reaches_the_server_or_another_member(tmp_path, pg_url):
     lead = Machine(tmp_path, "lead", pg_url)
-    lead.omcm("team", "init")
+    lead.omcm("team", "init", "--allow-superuser-owner")
     lead.omcm("team", "member", "add", "alice", "--no-password")
     lead.omcm("team", "member", "add", "bob", "--no-password")
     a = Machine(tmp_path, "a", pg_url.replace("omcm@", "alice@"))

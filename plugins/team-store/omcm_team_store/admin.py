@@ -92,3 +92,44 @@ def set_review(conn, on: bool) -> None:
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         ("on" if on else "off",),
     )
+
+
+OWNED = (  # what ``hand_over`` gives away ({} is the new owner); omcm_team_items_id_seq follows its table
+    "ALTER TABLE omcm_team_items OWNER TO {}",
+    "ALTER TABLE omcm_team_origins OWNER TO {}",
+    "ALTER TABLE omcm_team_meta OWNER TO {}",
+    "ALTER TABLE omcm_team_usage OWNER TO {}",
+    "ALTER TABLE omcm_team_schema OWNER TO {}",
+    "ALTER SEQUENCE omcm_team_seq OWNER TO {}",
+    "ALTER FUNCTION omcm_team_group(text) OWNER TO {}",
+    "ALTER FUNCTION omcm_team_setting(text, bigint) OWNER TO {}",
+    "ALTER FUNCTION omcm_team_ship(text, jsonb) OWNER TO {}",
+    "ALTER FUNCTION omcm_team_review(bigint, text) OWNER TO {}",
+)
+
+
+def hand_over(conn, role: str) -> None:
+    """Make ``role`` (no superuser, may create roles) the owner of the team's tables, sequence and functions.
+
+    For a team set up by a superuser: the functions then run with ``role``'s rights only. ``role`` also gets
+    the group roles WITH ADMIN OPTION, so it adds and removes members.
+    """
+    from psycopg import sql
+
+    if not NAME.match(role):
+        raise AdminError(f"{role!r} is not a role name")
+    found = conn.execute("SELECT rolsuper, rolcreaterole FROM pg_catalog.pg_roles WHERE rolname = %s", (role,))
+    row = found.fetchone()
+    if row is None:
+        raise AdminError(f"no role {role}: create it first (CREATE ROLE {role} LOGIN CREATEROLE)")
+    if row[0]:
+        raise AdminError(f"{role} is a superuser: the owner must not be one (docs/teams.md, Set-up)")
+    if not row[1]:
+        raise AdminError(f"{role} may not create roles: ALTER ROLE {role} CREATEROLE, then again")
+    who = sql.Identifier(role)
+    with conn.transaction():
+        for statement in OWNED:
+            conn.execute(sql.SQL(statement).format(who))
+        for what in ("member", "reviewer"):
+            grant = sql.SQL("GRANT {} TO {} WITH ADMIN OPTION").format(sql.Identifier(group(conn, what)), who)
+            conn.execute(grant)

@@ -15,12 +15,26 @@ NO_STORE = "no team store: set [core] team_store or OMCM__CORE__TEAM_STORE (docs
 
 def configure(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="team_action", metavar="ACTION", required=True)
-    actions.add_parser("init", help="create or upgrade the schema on the server").set_defaults(team_run=init)
+    init_p = actions.add_parser("init", help="create or upgrade the schema on the server (as the team's admin)")
+    init_p.add_argument(
+        "--allow-superuser-owner",
+        action="store_true",
+        help="let a superuser own the tables and functions (refused by default: see docs/teams.md)",
+    )
+    init_p.add_argument(
+        "--owner",
+        metavar="ROLE",
+        help="then make ROLE (no superuser, may create roles) the owner of the tables and functions",
+    )
+    init_p.set_defaults(team_run=init)
     status_p = actions.add_parser("status", help="connection, schema version, outbox, last sync, lag")
     status_p.add_argument("--json", action="store_true", help="one JSON object")
     status_p.set_defaults(team_run=status)
     sync_p = actions.add_parser("sync", help="ship the outbox and fetch the team's entries now")
     sync_p.add_argument("--if-idle", action="store_true", help="return at once if a sync is running (hooks use it)")
+    sync_p.add_argument(
+        "--repair", action="store_true", help="fetch the team's entries from the start (rebuilds the local copy)"
+    )
     sync_p.set_defaults(team_run=sync)
     prune_p = actions.add_parser("prune", help="delete entries untouched for DAYS everywhere (tombstones)")
     prune_p.add_argument(
@@ -113,12 +127,28 @@ def _in_transaction(action: Callable[[argparse.Namespace, Any, Any], tuple[int, 
     return command
 
 
+SUPERUSER_OWNER = (
+    "omcm team init: {role} is a PostgreSQL superuser. The role that runs init owns the team's tables and the "
+    "functions every member calls with the owner's rights (omcm_team_ship, omcm_team_review): owned by a "
+    "superuser, any flaw in them makes a member superuser of the whole server. Run init as an admin role that "
+    "is no superuser, e.g. `CREATE ROLE omcm_admin LOGIN CREATEROLE; ALTER DATABASE {db} OWNER TO omcm_admin;` "
+    "(docs/teams.md, Set-up); `--owner omcm_admin` hands a team set up by a superuser over to it; "
+    "--allow-superuser-owner accepts the risk."
+)
+
+
 @_in_transaction
 def init(args: argparse.Namespace, ctx, conn) -> tuple[int, str]:
-    from omcm_team_store import schema, server
+    from omcm_team_store import admin, schema, server
 
+    if schema.superuser(conn) and not (args.allow_superuser_owner or args.owner):
+        role, db = conn.execute("SELECT current_user, current_database()").fetchone()
+        return 1, SUPERUSER_OWNER.format(role=role, db=db)
     before, after = schema.migrate(conn)
-    return 0, f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}"
+    if args.owner:
+        admin.hand_over(conn, args.owner)
+    owner = f", owned by {args.owner}" if args.owner else ""
+    return 0, f"team schema on {server.mask_url(ctx.core_config.team_store)}: version {before} -> {after}{owner}"
 
 
 def status(args: argparse.Namespace, ctx) -> int:
@@ -139,7 +169,7 @@ def sync(args: argparse.Namespace, ctx) -> int:
 
     if not _store_url(ctx):
         return 2
-    report = run_sync(ctx.home, ctx.core_config, wait_s=0 if args.if_idle else 120)
+    report = run_sync(ctx.home, ctx.core_config, wait_s=0 if args.if_idle else 120, repair=args.repair)
     if report.skipped:
         print("another sync is running")
         return 0

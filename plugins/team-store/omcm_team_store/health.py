@@ -48,6 +48,11 @@ def status(home: Path, core: CoreConfig, connect: bool = True) -> dict[str, Any]
         report.update(connection="ok", schema_version=version)
         if version >= schema.NEEDS:
             report["lag_entries"] = max(0, server.head(conn) - cursor)
+            report["functions_version"] = int(server.setting(conn, "functions") or 0)
+            report["functions_by_superuser"] = conn.execute(
+                "SELECT r.rolsuper FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.oid = p.proowner "
+                "WHERE p.oid = 'omcm_team_ship(text, jsonb)'::pg_catalog.regprocedure"
+            ).fetchone()[0]
     except Exception as exc:
         report.update(connection="failed", connection_error=server.mask_url(str(exc)))
     finally:
@@ -65,6 +70,8 @@ def team_health(home: Path, core: CoreConfig) -> list[Check]:
         return [
             (False, "team_store is set but the PostgreSQL driver is missing", "omcm plugins install 'psycopg[binary]'")
         ]
+    from omcm_team_store import functions
+
     info = status(home, core)
     where = info["team_store"]
     if info.get("connection") != "ok":
@@ -75,8 +82,19 @@ def team_health(home: Path, core: CoreConfig) -> list[Check]:
         checks.append(
             (False, f"team schema version {version}, this omcm needs {info['schema_needed']}", "omcm team init")
         )
+    elif info["functions_version"] < functions.VERSION:
+        # Before version 3 a member's temporary table could run her SQL with the admin's rights.
+        checks.append(
+            (
+                False,
+                f"the team server's functions are version {info['functions_version']}, unsafe against members "
+                f"(this omcm has {functions.VERSION}): the admin must upgrade them",
+                "omcm team init",
+            )
+        )
     else:
-        checks.append((True, f"team schema version {version} (this omcm knows {info['schema_known']})", None))
+        owner = ", functions owned by a superuser (allowed at init)" if info["functions_by_superuser"] else ""
+        checks.append((True, f"team schema version {version} (this omcm knows {info['schema_known']}){owner}", None))
     behind, since = info.get("lag_entries", 0), info["since_last_sync_s"]
     stale = since is None or since > 3600
     checks.append(

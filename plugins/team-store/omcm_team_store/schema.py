@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import secrets
 
+from omcm_team_store import functions
+
 MIGRATIONS = [
     """
     CREATE SEQUENCE omcm_team_seq;
@@ -180,6 +182,22 @@ MIGRATIONS = [
         EXECUTE format('GRANT %I TO %I', member, reviewer);
     END $d$;
     """,
+    # 3: repairs what members' temporary objects could do to the functions of migration 2 (their search_path
+    # let a member's temporary table, sequence or type shadow the team's). A forged server_seq above the
+    # team's own sequence (a member's temporary sequence stamped her rows) is renumbered in order, so every
+    # member's sync, whose cursor jumped past later entries, sees it is beyond the server and starts over.
+    # The functions themselves are replaced by functions.install, on every `omcm team init`.
+    """
+    DO $d$ DECLARE
+        top bigint := (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM omcm_team_seq);
+        forged record;
+    BEGIN
+        FOR forged IN SELECT id FROM omcm_team_items WHERE server_seq > top ORDER BY server_seq, id LOOP
+            UPDATE omcm_team_items SET server_seq = nextval('omcm_team_seq') WHERE id = forged.id;
+        END LOOP;
+        UPDATE omcm_team_meta SET value = least(value::bigint, top)::text WHERE name = 'purged_through';
+    END $d$;
+    """,
 ]
 NEEDS = 2
 # One number for pg_advisory_xact_lock: writers take turns, so server_seq values commit in order
@@ -212,8 +230,15 @@ def migrate(conn) -> tuple[int, int]:
             conn.execute(script)
             conn.execute("INSERT INTO omcm_team_schema(version) VALUES (%s)", (number,))
     with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        functions.install(conn)  # every init: an upgrade replaces the functions in place
         conn.execute(
             "INSERT INTO omcm_team_meta(name, value) VALUES ('project_salt', %s) ON CONFLICT (name) DO NOTHING",
             (secrets.token_hex(32),),
         )
     return before, version(conn)
+
+
+def superuser(conn) -> bool:
+    """Whether this connection's role is a superuser (it would own the tables and run the functions)."""
+    return bool(conn.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0])

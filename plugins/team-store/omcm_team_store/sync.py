@@ -27,6 +27,7 @@ from omcm_team_store import schema, server
 SHIP_BATCH = 500
 FETCH_BATCH = 500  # each entry at most server.MAX_ROW_BYTES: a batch is at most about 4 MB in memory
 MAX_LOCAL_BYTES = 50 * 1024 * 1024  # the local copy's cap; the oldest entries are dropped first
+MAX_FETCH_BATCHES = 2_000  # a sync fetches at most 1,000,000 entries; the next one goes on from there
 MAX_OUTBOX = 200_000  # rows kept while the server is unreachable (about 60 MB); older ones are dropped
 _log = get_logger(component="team")
 
@@ -39,17 +40,20 @@ class SyncReport:
     skipped: bool = False  # another sync held the lock
 
 
-def sync(home: Path, core: CoreConfig, wait_s: float = 0) -> SyncReport:
-    """Ship and fetch once; while another sync runs, wait up to ``wait_s`` for it, then return ``skipped``."""
+def sync(home: Path, core: CoreConfig, wait_s: float = 0, repair: bool = False) -> SyncReport:
+    """Ship and fetch once; while another sync runs, wait up to ``wait_s`` for it, then return ``skipped``.
+
+    ``repair``: fetch the team's entries from the start (the local copy is rebuilt, the outbox kept).
+    """
     ensure_private_dir(Path(home))
     try:
         with file_lock(Path(home) / team.SYNC_LOCK, timeout=wait_s):
-            return _sync_locked(Store(home), home, core)
+            return _sync_locked(Store(home), home, core, repair)
     except TimeoutError:
         return SyncReport(skipped=True)
 
 
-def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
+def _sync_locked(store: Store, home: Path, core: CoreConfig, repair: bool = False) -> SyncReport:
     team.ready(store)
     shipped = fetched = 0
     try:
@@ -65,7 +69,7 @@ def _sync_locked(store: Store, home: Path, core: CoreConfig) -> SyncReport:
                 raise server.TeamServerError("the server has no project salt: run `omcm team init`")
             _adopt(store, salt)
             shipped = _ship(store, conn, origin(store), salt)
-            fetched = _fetch(store, conn)
+            fetched = _fetch(store, conn, repair)
             _cap(store)
         finally:
             conn.close()
@@ -134,15 +138,22 @@ def _ship(store: Store, conn, origin_id: str, salt: str) -> int:
             local.execute("DELETE FROM team_outbox WHERE seq <= ?", (rows[-1][0],))
 
 
-def _fetch(store: Store, conn) -> int:
+def _fetch(store: Store, conn, repair: bool = False) -> int:
     """Copy what changed since the cursor; only what may reach Claude is kept (see omcm_core.team)."""
     cursor = int(team.get_meta(store, "cursor") or 0)
     review = "off" if server.setting(conn, "review") == "off" else "on"
+    purged = server.purged_through(conn)
     # Tombstones we never saw were removed, or the team changed its review rule: start the copy over.
-    restart = cursor < server.purged_through(conn) or team.get_meta(store, "review") != review
+    restart = repair or cursor < purged or team.get_meta(store, "review") != review
+    if cursor > max(server.head(conn), purged):
+        # Beyond anything the server ever numbered: a forged sequence number (a server before schema 3) or
+        # a damaged local store. Left alone, every later entry would sit below it and never arrive.
+        _log.warning("team_cursor_reset", cursor=cursor)
+        restart = True
+    cursor = 0 if restart else cursor
     total = 0
-    while True:
-        rows = server.changes(conn, 0 if restart else cursor, FETCH_BATCH)
+    for _ in range(MAX_FETCH_BATCHES):
+        rows = server.changes(conn, cursor, FETCH_BATCH)
         with store.transaction() as local:
             if restart:
                 local.execute("DELETE FROM team_items")
@@ -162,11 +173,15 @@ def _fetch(store: Store, conn) -> int:
                         (kind, project, key, payload, count, author, author, int(verdict == "approved"), seq),
                     )
             if rows:
+                if rows[-1][-1] <= cursor:
+                    # A server that answers "after N" with N or less would keep this loop going for ever.
+                    raise server.TeamServerError(f"the server sent entries out of order (at {rows[-1][-1]})")
                 cursor = rows[-1][-1]
                 team.set_meta(local, "cursor", cursor)
         total += len(rows)
         if len(rows) < FETCH_BATCH:
             return total
+    return total  # the rest at the next sync: one sync never runs without end
 
 
 def _cap(store: Store, limit: int = MAX_LOCAL_BYTES) -> int:
