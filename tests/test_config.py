@@ -3,14 +3,14 @@ import json
 import attrs
 
 from omcm_core import log
-from omcm_core.config import Config, CoreConfig, resolve_language
+from omcm_core.config import Config, CoreConfig, Project, resolve_language
 
 
 @attrs.frozen
 class Sample:
     threshold: int = 5
-    ratio: float = 0.5
-    name: str = "x"
+    ratio: float = attrs.field(default=0.5, metadata=Project.free)
+    name: str = attrs.field(default="x", metadata=Project.free)
     flags: tuple = ()
     enabled: bool = True
 
