@@ -91,8 +91,11 @@ def judge(
     ``user`` holds the user's file and environment (normalised keys); ``from_env`` the keys the user's
     environment set, which win over a project's free preference.
     """
-    fields = fields_of(schema)
+    entries = list(entries)
     values = dict(user)
+    if not entries:  # the common case: the project's file is absent or has no such section
+        return values, []
+    fields = fields_of(schema)
     report: list[ProjectKey] = []
     if not fields:
         return values, [
@@ -133,7 +136,8 @@ def judge(
             if combined is attrs.NOTHING:
                 ignored(f"a {rule!r} key needs a value like the user's, got {json.dumps(value, default=str)[:60]}")
                 continue
-            if structure(section, {entry.key: combined}, schema)[1]:
+            # min, max, and, or give back one of two checked values; only a joined list is new
+            if rule == ADD and structure(section, {entry.key: combined}, schema)[1]:
                 ignored(f"the combined value {json.dumps(combined, default=str)[:60]} is refused")
                 continue
         current[entry.key] = values[entry.key] = combined

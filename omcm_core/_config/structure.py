@@ -49,15 +49,22 @@ def section_problems(name: str, values: Mapping[str, Any], schema: type) -> list
     return structure(name, values, schema)[1]
 
 
+_FIELDS: dict[type, dict[str, attrs.Attribute]] = {}
+
+
 def fields_of(schema: type | None) -> dict[str, attrs.Attribute]:
     """The schema's fields by name (none for ``None``: a plugin that declares no settings)."""
     if schema is None:
         return {}
-    try:
-        attrs.resolve_types(schema)
-    except Exception:  # unresolvable annotations: values are then taken as given
-        pass
-    return {f.name: f for f in attrs.fields(schema)}
+    if schema not in _FIELDS:  # resolving annotations costs more than the rest of a section's reading
+        try:
+            attrs.resolve_types(schema)
+        except Exception:  # unresolvable annotations: values are then taken as given
+            pass
+        if len(_FIELDS) > 256:
+            _FIELDS.clear()
+        _FIELDS[schema] = {f.name: f for f in attrs.fields(schema)}
+    return _FIELDS[schema]
 
 
 def default_of(spec: attrs.Attribute) -> Any:
