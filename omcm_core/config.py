@@ -102,8 +102,9 @@ class CoreConfig:
     #: How long an open breaker keeps the plugin out before one trial call.
     breaker_cooldown_s: int = 300
     #: Plugins that act as security gates: if one of them fails on PreToolUse,
-    #: the call is denied instead of allowed.
-    fail_closed: tuple = field(default=(), metadata=Project.add)
+    #: the call is denied instead of allowed. Names are strings: a project's ``[["x"]]`` once crashed
+    #: the dispatcher (unhashable), so no guard ran; now it is a name no plugin has (logged, doctor).
+    fail_closed: tuple = field(default=(), converter=lambda v: tuple(str(n) for n in v), metadata=Project.add)
     #: A PostgreSQL URL (``postgresql://host/db``) to share opted-in knowledge with a team; "" = local only.
     #: Credentials belong in the environment or a libpq service/pass file, not here (docs/teams.md).
     team_store: str = ""

@@ -326,6 +326,20 @@ def test_every_spelling_in_a_repository_still_denies_rm_rf(env, tmp_path, projec
     assert out["permissionDecision"] == "deny" and "pguard" in out["permissionDecisionReason"]
 
 
+def test_a_repositorys_odd_guard_names_neither_crash_the_dispatcher_nor_silence_the_guard(env, tmp_path):
+    """``fail_closed = [["x"]]`` made the dispatcher crash (an unhashable name), so no plugin ran: rm -rf allowed."""
+    install_plugin_module(tmp_path / "site", "pguard", GUARD)
+    (Path(env["OMCM_HOME"]) / "config.toml").write_text('[core]\nfail_closed = ["pguard"]\n')
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "omcm.toml").write_text('[core]\nfail_closed = [["x"], {a = 1}, 3]\n')
+    proc = run_hook(pre_tool_payload("Bash", {"command": "rm -rf ~/work"}, cwd=str(tmp_path)), env=env)
+    assert proc.returncode == 0 and proc.stdout, proc.stderr
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert not [e for e in log_events(env) if e["event"] == "dispatch_crashed"]
+    (line,) = [e for e in log_events(env) if e["event"] == "fail_closed_unknown_plugin"]
+    assert line["plugins"] == ["3", "['x']", "{'a': 1}"]
+
+
 #: A third-party guard and an auto-approver, each declaring its settings (issue 34 item 2).
 ADV_GUARD = """
 import attrs
