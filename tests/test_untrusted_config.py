@@ -421,3 +421,33 @@ def test_a_repository_neither_disarms_a_third_party_guard_nor_widens_an_approver
     (line,) = [e for e in lines if e["section"] == "auto-approve"][:1]
     assert line["keys"] == ["auto-approve.extra_allowed", "auto-approve.extra-allowed"]
     assert line["reasons"] == ["only the user's config may set it"] * 2
+
+
+def test_a_repositorys_spelt_iteration_cap_does_not_keep_claude_looping(tmp_path):
+    """Round 4: ``max-iterations = 50`` in a repository put the user's 3 back to 50 (persistent-mode's ralph loop)."""
+    pytest.importorskip("omcm_persistent_mode")
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    home.mkdir()
+    (home / "config.toml").write_text("[persistent-mode]\nmax_iterations = 3\n")
+    (project / ".claude" / "omcm.toml").write_text(
+        "[persistent-mode]\nmax-iterations = 50\n[Persistent_Mode]\nMAX_ITERATIONS = 100\nenabled = true\n"
+    )
+    env = {
+        **os.environ,
+        "OMCM_HOME": str(home),
+        "OMCM_LOAD_PLUGINS": "persistent-mode",
+        "CLAUDE_PROJECT_DIR": str(project),
+        "OMCM__CORE__PLUGIN_BUDGET_MS": "30000",  # several processes on a loaded machine: the budget is not tested
+    }
+    base = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(project)}
+
+    def hook(event: str, **fields):
+        proc = run_hook({**base, "hook_event_name": event, "permission_mode": "default", **fields}, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout) if proc.stdout else {}
+
+    hook("UserPromptSubmit", prompt="/ralph-loop refactor")
+    outs = [hook("Stop", stop_hook_active=i > 0, last_assistant_message="working") for i in range(4)]
+    assert ["Iteration 1/3" in outs[0]["reason"], "Iteration 3/3" in outs[2]["reason"]] == [True, True]
+    assert "decision" not in outs[3] and "limit of 3 iterations" in outs[3]["systemMessage"]
