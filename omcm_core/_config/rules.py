@@ -100,7 +100,7 @@ def judge(
     if not fields:
         return values, [
             ProjectKey(
-                section, e.written, e.value, USER, False, "no installed plugin declares settings for this section"
+                section, e.written, e.value, USER, False, "no enabled plugin declares settings for this section"
             )
             for e in entries
         ]
