@@ -99,9 +99,7 @@ def judge(
     report: list[ProjectKey] = []
     if not fields:
         return values, [
-            ProjectKey(
-                section, e.written, e.value, USER, False, "no enabled plugin declares settings for this section"
-            )
+            ProjectKey(section, e.written, e.value, USER, False, "no enabled plugin declares settings for this section")
             for e in entries
         ]
     assert schema is not None
