@@ -421,6 +421,12 @@ def test_a_repository_neither_disarms_a_third_party_guard_nor_widens_an_approver
     (line,) = [e for e in lines if e["section"] == "auto-approve"][:1]
     assert line["keys"] == ["auto-approve.extra_allowed", "auto-approve.extra-allowed"]
     assert line["reasons"] == ["only the user's config may set it"] * 2
+    env["OMCM_LOAD_PLUGINS"] = "adv-guard,auto-approve"
+    report = {c["id"]: c for s in json.loads(omcm(env, "doctor", "--json").stdout)["sections"] for c in s["checks"]}
+    blocked = report["config.project.adv-guard.blocked"]
+    assert blocked["level"] == "info" and 'only adds to the list; in effect: ["rm -rf"]' in blocked["message"]
+    widened = report["config.project.auto-approve.extra-allowed"]
+    assert widened["level"] == "warning" and "ignored: only the user's config may set it" in widened["message"]
 
 
 def test_a_repositorys_spelt_iteration_cap_does_not_keep_claude_looping(tmp_path):
