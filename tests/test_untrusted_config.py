@@ -40,6 +40,14 @@ def test_a_project_adds_guards_but_never_removes_one(tmp_path):
     assert alone.section("core", CoreConfig).fail_closed == ("extra",)
 
 
+def test_a_project_adds_a_bounded_list(tmp_path):
+    names = ", ".join(f'"g{i}"' for i in range(65))
+    config = load(tmp_path, '[core]\nfail_closed = ["guard"]\n', f"[core]\nfail_closed = [{names}]\n")
+    assert config.section("core", CoreConfig).fail_closed == ("guard",)
+    (why,) = [p.why for p in config.project_keys("core", CoreConfig)]
+    assert why == "65 entries, more than the 64 a project may add"
+
+
 #: Every way to write "no guards" in a project's file; round 4 found the first one disarmed the user's.
 SPELLINGS = [
     "[core]\nfail-closed = []\n",

@@ -33,6 +33,8 @@ from omcm_core._config.structure import default_of, fields_of, structure
 
 FREE, LOWER, RAISE, ADD, OFF, ON, USER = "free", "lower", "raise", "add", "off", "on", "user"
 RULES = (FREE, LOWER, RAISE, ADD, OFF, ON)
+#: Entries a project may add to one list: 16,000 guard names fit in 64 KB, each then logged on every call.
+MAX_ADDED = 64
 METADATA_KEY = "omcm.project"
 
 
@@ -123,6 +125,9 @@ def judge(
             ignored(f"refused: {problems[0].error}")
             continue
         value = checked[entry.key]
+        if rule == ADD and isinstance(value, (list, tuple)) and len(value) > MAX_ADDED:
+            ignored(f"{len(value)} entries, more than the {MAX_ADDED} a project may add")
+            continue
         if rule == FREE:
             if entry.key in env_keys:
                 ignored("the user's environment sets it")
