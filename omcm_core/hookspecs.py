@@ -436,7 +436,9 @@ def config_schema() -> type | None:
     """The attrs class describing this plugin's config section (``[<plugin name>]``).
 
     Optional. ``omcm doctor`` uses it to check the user's config files and
-    ``ctx.config(schema)`` reads the section with it.
+    ``ctx.config(schema)`` reads the section with it. A project's ``.claude/omcm.toml``
+    sets only the keys marked with :class:`omcm_core.config.Project` (field metadata);
+    the rest are the user's alone.
     """
 
 

@@ -1,16 +1,17 @@
 import json
 
 import attrs
+import pytest
 
 from omcm_core import log
-from omcm_core.config import Config, CoreConfig, resolve_language
+from omcm_core.config import Config, CoreConfig, Project, resolve_language
 
 
 @attrs.frozen
 class Sample:
     threshold: int = 5
-    ratio: float = 0.5
-    name: str = "x"
+    ratio: float = attrs.field(default=0.5, metadata=Project.free)
+    name: str = attrs.field(default="x", metadata=Project.free)
     flags: tuple = ()
     enabled: bool = True
 
@@ -66,3 +67,44 @@ def test_an_environment_value_is_parsed_once_and_never_shared(tmp_path):
     first.sections["sample"]["flags"].append("changed")
     second = Config.load(tmp_path, None, env)
     assert second.sections["sample"] == {"flags": ["a", "b"], "name": "not toml {", "n": 3}
+
+
+@pytest.mark.parametrize(
+    ("rule", "user", "project", "expected"),
+    [
+        ("add", ("a",), ["b", "a"], ("a", "b")),
+        ("add", ["a"], [], ["a"]),
+        ("add", ("a",), "b", attrs.NOTHING),  # not a list: ignored
+        ("lower", 3, 50, 3),
+        ("lower", 3, 2.5, 2.5),
+        ("lower", 3, True, attrs.NOTHING),  # a bool is no number
+        ("raise", 3, 1, 3),
+        ("raise", 3, 9, 9),
+        ("off", False, True, False),
+        ("off", True, False, False),
+        ("on", False, True, True),
+        ("on", True, False, True),
+        ("off", True, "false", attrs.NOTHING),
+        ("free", 1, 2, attrs.NOTHING),  # free keys are not combined: the project's value is used as it is
+    ],
+)
+def test_a_projects_value_moves_the_users_only_the_declared_way(rule, user, project, expected):
+    from omcm_core._config.rules import combine
+
+    assert combine(rule, user, project) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "key", "section"),
+    [
+        ("fail_closed", "fail_closed", "fail-closed"),
+        ("Fail-Closed", "fail_closed", "fail-closed"),
+        (" FAIL-CLOSED ", "fail_closed", "fail-closed"),
+        ("Tool_Counter", "tool_counter", "tool-counter"),
+        ("CORE", "core", "core"),
+    ],
+)
+def test_one_spelling_per_key_and_section(written, key, section):
+    from omcm_core.config import key_name, section_name
+
+    assert (key_name(written), section_name(written)) == (key, section)

@@ -85,3 +85,35 @@ def test_an_unparsable_claude_json_is_left_alone(world):
     proc = omcm(home, user, "install")
     assert proc.returncode == 0 and "not registered" in proc.stdout
     assert (user / ".claude.json").read_text() == "{not json"
+
+
+def test_the_server_never_runs_a_projects_own_omcm_core(world, tmp_path):
+    """Claude Code starts a user-scope server in every project's folder: a cloned repository's ``omcm_core/``
+    must not be what runs (issue 34 item 4). ``python -m omcm_core`` ran it; the entry omcm writes does not."""
+    from omcm_core._cli import mcp_registration
+
+    user, home, project = world
+    marker = tmp_path / "planted-ran"
+    planted = project / "omcm_core"
+    planted.mkdir()
+    code = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
+    (planted / "__init__.py").write_text(code)
+    (planted / "__main__.py").write_text(code)
+    (project / "sitecustomize.py").write_text(code)
+    env = {**os.environ, "OMCM_HOME": str(home), "HOME": str(user)}
+    env.pop("PYTHONPATH", None)
+    for entry in (mcp_registration.python_entry(), mcp_registration.server_entry()):
+        listed = subprocess.run(
+            [entry["command"], *entry["args"], "--list"], capture_output=True, text=True, env=env, cwd=project
+        )
+        assert listed.returncode == 0 and "search" in listed.stdout, listed.stderr
+        assert not marker.exists(), f"{entry['args']} ran the project's omcm_core"
+        assert mcp_registration.ours(entry)
+    # What earlier versions wrote would have (the reason for the change), and install replaces it.
+    legacy = {"type": "stdio", "command": sys.executable, "args": ["-m", "omcm_core", "mcp", "--list"]}
+    subprocess.run([legacy["command"], *legacy["args"]], capture_output=True, env=env, cwd=project)
+    assert marker.read_text() == "ran"
+    (user / ".claude.json").write_text(json.dumps({"mcpServers": {"omcm": {**legacy, "args": legacy["args"][:3]}}}))
+    assert omcm(home, user, "install").returncode == 0
+    entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["omcm"]
+    assert "-m" not in entry["args"] and entry == mcp_registration.server_entry()

@@ -22,24 +22,47 @@ from omcm_core.files import atomic_write_bytes
 NAME = "omcm"
 
 
+#: How the server starts when no ``omcm`` script is found: ``python -c``, never ``-m``. Claude Code starts a
+#: user-scope server in every project's folder, and ``-m`` puts that folder first on ``sys.path``: a cloned
+#: repository's own ``omcm_core/`` would run as the user. ``-c`` puts ``""`` (the folder) there too, so the
+#: code drops it before importing anything; the hooks do the same (``install.HOOK_CODE``).
+MCP_CODE = "import sys;sys.path[:]=[p for p in sys.path if p not in('','.')];from omcm_core._cli.cli import main;sys.exit(main())"
+#: What earlier versions wrote (recognised, so ``omcm install`` replaces it and ``uninstall`` removes it).
+_LEGACY_ARGS = ["-m", "omcm_core", "mcp"]
+
+
 def server_entry() -> dict[str, Any]:
-    """How Claude Code starts the server: this installation's ``omcm`` script, else its Python."""
+    """How Claude Code starts the server: this installation's ``omcm`` script, else its Python (:data:`MCP_CODE`)."""
     script = Path(sys.executable).with_name("omcm")
     if not script.exists():
         found = shutil.which("omcm")
         script = Path(found) if found else script
-    if script.exists():
+    if script.exists():  # a console script's sys.path[0] is its own bin folder, never the project
         return {"type": "stdio", "command": str(script), "args": ["mcp"]}
-    return {"type": "stdio", "command": sys.executable, "args": ["-m", "omcm_core", "mcp"]}
+    return python_entry()
+
+
+def python_entry() -> dict[str, Any]:
+    """The entry that runs ``omcm mcp`` with this Python, the project's folder off ``sys.path``."""
+    return {"type": "stdio", "command": sys.executable, "args": ["-c", MCP_CODE, "mcp"]}
 
 
 def ours(entry: Any) -> bool:
-    """An entry omcm wrote: it runs ``omcm mcp`` (through the script or ``python -m omcm_core``)."""
+    """An entry omcm wrote: it runs ``omcm mcp`` (through the script, :data:`MCP_CODE` or an old ``-m``)."""
     if not isinstance(entry, Mapping):
         return False
     args = entry.get("args")
     command = str(entry.get("command", ""))
-    return args == ["mcp"] and Path(command).name == "omcm" or args == ["-m", "omcm_core", "mcp"]
+    if args == ["mcp"] and Path(command).name == "omcm":
+        return True
+    return args == _LEGACY_ARGS or (
+        isinstance(args, list) and len(args) == 3 and args[0] == "-c" and args[1] == MCP_CODE and args[2] == "mcp"
+    )
+
+
+def unsafe(entry: Any) -> bool:
+    """An entry omcm wrote with ``-m``: it runs a project's own ``omcm_core`` (``omcm install`` replaces it)."""
+    return isinstance(entry, Mapping) and entry.get("args") == _LEGACY_ARGS
 
 
 def place(scope: str, project: Path | None, env: Mapping[str, str]) -> tuple[Path, tuple[str, ...]]:

@@ -24,6 +24,10 @@ from omcm_core import log
 
 _logger = log.get_logger(component="stats")
 
+#: Rows of sessions idle this long are deleted when statistics are next written (24 rows a session
+#: otherwise accumulate for ever); the observer keeps its calls 90 days by default too.
+KEEP_DAYS = 90.0
+
 #: Upper bounds (ms) of the time buckets; the last bucket is everything slower.
 BUCKETS_MS: tuple[float, ...] = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -191,6 +195,8 @@ class Recorder:
                             row["cut_chars"],
                         ),
                     )
+                # Retention: one indexed range delete, nothing to do on most calls.
+                conn.execute("DELETE FROM omcm_stats WHERE last_ts < ?", (time.time() - KEEP_DAYS * 86400,))
         except Exception as exc:  # statistics are never worth a broken call
             _logger.warning("stats_not_written", error=f"{type(exc).__name__}: {exc}", rows=len(rows))
             return 0

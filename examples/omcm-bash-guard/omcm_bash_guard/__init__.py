@@ -10,6 +10,7 @@ import re
 import attrs
 
 from omcm_core import Result, hookimpl
+from omcm_core.config import Project
 
 DENY = [
     (re.compile(r"\brm\s+-[a-zA-Z]*r[a-zA-Z]*f?\s+(/|~)(\s|$)"), "deletes the whole disk or home directory"),
@@ -21,12 +22,12 @@ ASK = [(re.compile(r"\bgit\s+push\b.*(--force\b|-f\b)"), "force-pushes and may o
 
 @attrs.frozen
 class BashGuardConfig:
-    """``[bash-guard]`` in OMCM_HOME/config.toml."""
+    """``[bash-guard]`` in OMCM_HOME/config.toml; a project's .claude/omcm.toml may only make it stricter."""
 
-    #: Also deny commands matching these regular expressions.
-    extra_deny: tuple = ()
-    #: Ask instead of deny (for people who like to decide themselves).
-    ask_only: bool = False
+    #: Also deny commands matching these regular expressions (a project may add patterns, never remove one).
+    extra_deny: tuple = attrs.field(default=(), metadata=Project.add)
+    #: Ask instead of deny (for people who like to decide themselves; a project may only switch it off).
+    ask_only: bool = attrs.field(default=False, metadata=Project.off)
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""Configuration: sources that could not be read, sections and keys nothing reads, values refused."""
+"""Configuration: sources that could not be read, sections and keys nothing reads, values refused, and
+what a project's ``.claude/omcm.toml`` set: each key used (what it became) or ignored (why)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
-from omcm_core.config import CoreConfig, section_problems
+from omcm_core.config import CoreConfig, section_name, section_problems
 
 
 def configuration(probe: Probe) -> Iterator[Check]:
@@ -21,9 +22,10 @@ def configuration(probe: Probe) -> Iterator[Check]:
             fix=f"edit {probe.tilde(problem.source)}",
         )
     schemas = _schemas(probe)
-    installed = set(probe.manager.infos)  # a disabled plugin's section is still known
+    installed = {section_name(n) for n in probe.manager.infos}  # a disabled plugin's section is still known
+    known = sorted(installed | {"core"})
     trouble = 0
-    for section, values in config.sections.items():
+    for section, values in config.user.items():
         where = _where(probe, section)
         if section in schemas:
             for p in section_problems(section, values, schemas[section]):
@@ -31,24 +33,62 @@ def configuration(probe: Probe) -> Iterator[Check]:
                 yield _key_check(section, p, where)
         elif section not in installed:
             trouble += 1
-            yield _unknown_section(section, sorted(installed | {"core"}), where)
-    for p in config.ignored[:50]:
-        trouble += 1
-        yield warning(
-            f"config.project.{p.section}.{p.key}",
-            f"[{p.section}] {p.key} in {_where_project(probe)} is ignored: a project may only tighten the user's "
-            "settings (budgets, breakers, retention and sharing are the user's alone)",
-            fix=f"set it in {probe.tilde(probe.home / 'config.toml')} if you want it, or remove it from the project",
-        )
-    if len(config.ignored) > 50:
-        yield warning(
-            "config.project.more", f"{len(config.ignored) - 50} more keys of the project's config are ignored"
-        )
+            yield _unknown_section(section, known, where)
+    checks, ignored = _project_checks(probe, schemas, installed, known)
+    trouble += ignored
+    yield from checks
     for check in _fail_closed_names(probe):
         trouble += 1
         yield check
     if trouble == 0 and not config.errors:
         yield ok("config.valid", "every section and key is known and valid")
+
+
+#: What each rule lets a project do, as doctor says it.
+_RULES = {
+    "free": "a project's preference",
+    "lower": "a project may only lower it",
+    "raise": "a project may only raise it",
+    "add": "a project only adds to the list",
+    "off": "a project may only switch it off",
+    "on": "a project may only switch it on",
+}
+
+
+def _project_checks(probe: Probe, schemas: dict, installed: set, known: list) -> tuple[list[Check], int]:
+    """What the project's file set, key by key: used (and what it became) or ignored (and why)."""
+    config, where, checks, ignored, shown = probe.config, _where_project(probe), [], 0, 0
+    for section in config.project:
+        if section not in schemas and section not in installed:
+            checks.append(_unknown_section(section, known, where))
+            ignored += 1
+            continue
+        for p in config.project_keys(section, schemas.get(section)):
+            shown += 1
+            ignored += not p.used
+            if shown > 50:
+                continue
+            value = _toml(p.value)
+            if p.used:
+                checks.append(
+                    info(
+                        f"config.project.{section}.{p.written}",
+                        f"[{section}] {p.written} = {value} in {where}: {_RULES.get(p.rule, p.rule)}; "
+                        f"in effect: {_toml(p.result)}",
+                    )
+                )
+                continue
+            checks.append(
+                warning(
+                    f"config.project.{section}.{p.written}",
+                    f"[{section}] {p.written} = {value} in {where} is ignored: {p.why} (a project may only move a "
+                    "setting the way its plugin declares; budgets, breakers, retention and sharing are the user's)",
+                    fix=f"set it in {probe.tilde(probe.home / 'config.toml')} if you want it, or remove it from the project",
+                )
+            )
+    if shown > 50:
+        checks.append(info("config.project.more", f"{shown - 50} more keys of the project's config"))
+    return checks, ignored
 
 
 def _where_project(probe: Probe) -> str:
@@ -81,7 +121,7 @@ def _schemas(probe: Probe) -> dict[str, type]:
         except Exception:  # the plugin's report says so; its keys just go unchecked
             continue
         if isinstance(schema, type):
-            schemas[name] = schema
+            schemas[section_name(name)] = schema
     return schemas
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from omcm_core.config import Project
+
 PLUGIN = "memory-rotation"
 MARGIN = 0.95  # limits are taken 5% low: the four-bytes-per-token estimate is rough
 
@@ -39,17 +41,21 @@ def _in_range(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
 
 @attrs.frozen(kw_only=True)
 class MemoryRotationConfig:
-    """``[memory-rotation]``: the values as configured (the 5% margin is applied after)."""
+    """``[memory-rotation]``: the values as configured (the 5% margin is applied after).
+
+    The memory lives in the project (``.claude/memory``): how often and how much it rotates is the
+    project's preference; a project may switch rotation off, not back on.
+    """
 
     #: Check memory.md every this many tool uses of a session.
-    save_interval: int = attrs.field(default=5, validator=_in_range)
+    save_interval: int = attrs.field(default=5, validator=_in_range, metadata=Project.free)
     #: false: never rotate (session start still loads the memory).
-    enabled: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    enabled: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool), metadata=Project.off)
     #: memory.md is rotated at this many tokens (less 5%).
-    threshold_tokens: int = attrs.field(default=25_000, validator=_in_range)
+    threshold_tokens: int = attrs.field(default=25_000, validator=_in_range, metadata=Project.free)
     #: The new memory.md keeps this many tokens of the old one's tail (less 5%). Must be below
     #: threshold_tokens, else both keep their defaults (a log line says so).
-    carryover_tokens: int = attrs.field(default=2_500, validator=_in_range)
+    carryover_tokens: int = attrs.field(default=2_500, validator=_in_range, metadata=Project.free)
 
 
 @attrs.frozen
@@ -96,7 +102,7 @@ def load_settings(ctx, project: Path) -> Settings:
     if found is not None:
         path, values = found
         loaded = loaded or Config.load(ctx.home, project, ctx.env)
-        config = _fill_from_legacy(config, loaded.sections.get(PLUGIN, {}), path, values, ctx.log)
+        config = _fill_from_legacy(config, loaded.values(PLUGIN, MemoryRotationConfig), path, values, ctx.log)
     if config.carryover_tokens >= config.threshold_tokens:
         # Checked on the final values, not key by key: the keys may come in any order and from several files.
         ctx.log.error(

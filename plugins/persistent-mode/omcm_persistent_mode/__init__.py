@@ -19,6 +19,7 @@ import attrs
 from attrs.validators import ge
 
 from omcm_core import hookimpl
+from omcm_core.config import Project
 from omcm_core.records import Command
 
 PLUGIN = "persistent-mode"
@@ -32,39 +33,41 @@ def _names(value) -> tuple:
 
 @attrs.frozen
 class PersistentModeConfig:
-    """``[persistent-mode]``."""
+    """``[persistent-mode]``. A repository must not keep Claude looping longer than the user allows:
+    a project may lower the limits and switch things off, never the reverse (``Project`` markers)."""
 
     #: Off switch for everything this plugin does (the user's escape from any loop).
-    enabled: bool = True
+    enabled: bool = attrs.field(default=True, metadata=Project.off)
     #: Stops a ralph loop blocks before it ends on its own.
-    max_iterations: int = attrs.field(default=50, validator=ge(1))
+    max_iterations: int = attrs.field(default=50, validator=ge(1), metadata=Project.lower)
     #: Continuations in a row without a newly completed todo before giving up (a todo that flips
     #: back to pending and done again is not progress: only a new highest completed count is).
-    max_todo_attempts: int = attrs.field(default=5, validator=ge(0))
+    max_todo_attempts: int = attrs.field(default=5, validator=ge(0), metadata=Project.lower)
     #: Todo/ultrawork continuations for one goal (from one user prompt to the next), progress or not.
-    max_todo_continuations: int = attrs.field(default=20, validator=ge(0))
+    max_todo_continuations: int = attrs.field(default=20, validator=ge(0), metadata=Project.lower)
     #: Continuations of every kind (ralph, ultrawork, todos) in one session before persistent-mode stops continuing.
-    max_session_continuations: int = attrs.field(default=200, validator=ge(1))
-    #: Days a session's state (ultrawork, a cancel, skills given) is kept after it ends, so --resume remembers it.
+    max_session_continuations: int = attrs.field(default=200, validator=ge(1), metadata=Project.lower)
+    #: Days a session's state (the user's alone: it removes every project's sessions' state) (ultrawork, a cancel, skills given) is kept after it ends, so --resume remembers it.
     state_days: float = attrs.field(default=7.0, validator=ge(0))
     #: Continue on pending todos without any mode on.
-    todo_continuation: bool = True
+    todo_continuation: bool = attrs.field(default=True, metadata=Project.off)
     #: Ask Claude to verify a ralph completion claim against the PRD.
-    verify: bool = True
+    verify: bool = attrs.field(default=True, metadata=Project.off)
     #: Verification requests without a verdict before the claim is accepted.
-    max_verification_attempts: int = attrs.field(default=3, validator=ge(1))
+    max_verification_attempts: int = attrs.field(default=3, validator=ge(1), metadata=Project.lower)
     #: Give the frontend/git skill prompts when a prompt calls for them.
-    skills: bool = True
+    skills: bool = attrs.field(default=True, metadata=Project.off)
     #: Give the search/analyze hints when a prompt says search/find/analyze.
-    keyword_hints: bool = True
+    keyword_hints: bool = attrs.field(default=True, metadata=Project.off)
     #: Keywords that switch nothing on: any of ultrawork, ulw, uw, ralph-loop, ultrawork-ralph, cancel, search, analyze.
-    disabled_keywords: tuple = attrs.field(default=(), converter=_names)
+    disabled_keywords: tuple = attrs.field(default=(), converter=_names, metadata=Project.add)
     #: Skills never given: git-master, frontend-ui-ux.
-    disabled_skills: tuple = attrs.field(default=(), converter=_names)
-    #: Remind Claude to delegate after every N direct Grep/Glob/Read/WebFetch calls (0: never).
+    disabled_skills: tuple = attrs.field(default=(), converter=_names, metadata=Project.add)
+    #: Remind Claude to delegate after every N direct Grep/Glob/Read/WebFetch calls (0: never). The user's
+    #: alone: 0 is "never", so neither lower nor raise is a safe direction.
     agent_reminder_every: int = attrs.field(default=15, validator=ge(0))
     #: How much of the transcript's end is read for todos and the last message.
-    transcript_tail_bytes: int = attrs.field(default=2_000_000, validator=ge(4096))
+    transcript_tail_bytes: int = attrs.field(default=2_000_000, validator=ge(4096), metadata=Project.lower)
 
 
 def _guarded(name, work, ctx, *args):

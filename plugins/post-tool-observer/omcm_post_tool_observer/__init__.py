@@ -14,6 +14,7 @@ import time
 import attrs
 
 from omcm_core import hookimpl
+from omcm_core.config import Project
 from omcm_core.records import Command
 
 PLUGIN = "post-tool-observer"
@@ -21,10 +22,11 @@ PLUGIN = "post-tool-observer"
 
 @attrs.frozen
 class ObserverConfig:
-    """``[post-tool-observer]``."""
+    """``[post-tool-observer]``. One store holds every project's observations: retention, the worker and
+    sharing are the user's alone; a project may only exclude more tools (record less)."""
 
     #: Tools never recorded: they only keep Claude's own to-do state, nothing worth searching later.
-    exclude_tools: tuple = ("TodoWrite", "TodoRead")
+    exclude_tools: tuple = attrs.field(default=("TodoWrite", "TodoRead"), metadata=Project.add)
     #: Observations older than this are deleted.
     max_age_days: float = attrs.field(default=90.0, validator=attrs.validators.gt(0))
     #: The observations may take at most this much space; oldest go first.

@@ -26,7 +26,8 @@ KIND = "pre-tool-guide/lesson"
 
 @attrs.frozen
 class GuideConfig:
-    """``[pre-tool-guide]``."""
+    """``[pre-tool-guide]``: every key the user's alone (no ``Project`` marker: lessons leave the machine
+    only if the user says so)."""
 
     #: Share learned lessons (error, resolution, counts) with the team store; off unless turned on.
     share: bool = False

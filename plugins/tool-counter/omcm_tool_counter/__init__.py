@@ -13,20 +13,21 @@ from datetime import datetime, timezone
 import attrs
 
 from omcm_core import Result, hookimpl
+from omcm_core.config import Project
 
 PLUGIN = "tool-counter"
 
 
 @attrs.frozen
 class ToolCounterConfig:
-    """``[tool-counter]``."""
+    """``[tool-counter]``: the thresholds and the message are a project's to choose; cleanup is the user's."""
 
     #: Consecutive Read calls that trigger the Read suggestion.
-    read_threshold: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    read_threshold: int = attrs.field(default=5, validator=attrs.validators.ge(1), metadata=Project.free)
     #: Consecutive Bash calls that trigger the Bash suggestion.
-    bash_threshold: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    bash_threshold: int = attrs.field(default=3, validator=attrs.validators.ge(1), metadata=Project.free)
     #: Also show the suggestion to the user (systemMessage), not only to Claude.
-    show_user: bool = False
+    show_user: bool = attrs.field(default=False, metadata=Project.free)
     #: Counter files of sessions idle this long are removed at the next session start.
     max_age_days: float = attrs.field(default=7.0, validator=attrs.validators.gt(0))
 
