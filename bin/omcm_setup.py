@@ -231,6 +231,7 @@ def private(data: Path) -> None:
 
 def main(argv: list[str]) -> int:
     root, data, want = Path(argv[0]), Path(argv[1]), argv[2]
+    os.umask(0o077)  # everything under DATA is ours alone: the launcher runs it on every hook
     checked = time.time()
     failed = data / "setup.failed"
     try:

@@ -248,6 +248,10 @@ def test_the_environment_runs_only_from_a_folder_of_ours(tmp_path):
     assert proc.returncode == 0 and "omcm-trace" not in proc.stderr
     assert "writable by other users" in json.loads(proc.stdout)["systemMessage"]
     data.chmod(0o700)
+    (data / "venv-1" / "bin").chmod(0o777)  # an environment built under a loose umask
+    proc = run_plugin(root, data, tmp_path, "SessionStart")
+    assert proc.returncode == 0 and "omcm-trace" not in proc.stderr
+    (data / "venv-1" / "bin").chmod(0o755)
     proc = run_plugin(root, data, tmp_path, "SessionStart")
     assert proc.returncode == 0 and (not PLUGINS or "omcm-trace " in proc.stderr)
 
