@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO
 
 #: How often to look for the environment (the build takes tens of seconds).
 POLL_S = 1.0
@@ -35,6 +37,7 @@ class Waiting:
         self.lock = threading.Lock()
         self.initialize: dict | None = None
         self.child: subprocess.Popen | None = None
+        self.pipe: IO[bytes] | None = None  # the real server's stdin, once it runs
 
     def send(self, message: dict | bytes) -> None:
         line = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
@@ -84,7 +87,7 @@ class Waiting:
             for line in child.stdout:  # its answer to the replayed initialize: the client has ours
                 if b"omcm-wait-initialize" in line:
                     break
-        self.child = child
+        self.child, self.pipe = child, child.stdin
         threading.Thread(target=self.pump, args=(child.stdout,), daemon=True).start()
         if self.initialize is not None:
             self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -95,7 +98,7 @@ class Waiting:
         os._exit(0)  # the real server ended: so does this one
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> None:
     state = Waiting(Path(argv[0]), sys.stdout.buffer)
     lines: list[bytes] = []
     cond = threading.Condition()
@@ -110,6 +113,14 @@ def main(argv: list[str]) -> int:
         with cond:
             cond.notify()
 
+    def stop(*_) -> None:
+        # At once and quietly: the client sends SIGINT when the session ends and waits little.
+        if state.child is not None:
+            state.child.terminate()
+        os._exit(0)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     threading.Thread(target=read, daemon=True).start()
     while True:
         with cond:
@@ -119,10 +130,10 @@ def main(argv: list[str]) -> int:
         if state.child is None and (omcm := state.ready()) is not None:
             state.hand_over(omcm)
         for line in pending:
-            if state.child is not None:
+            if state.pipe is not None:
                 try:
-                    state.child.stdin.write(line)
-                    state.child.stdin.flush()
+                    state.pipe.write(line)
+                    state.pipe.flush()
                 except OSError:  # the real server is gone; pump() ends this process
                     pass
                 continue
@@ -133,11 +144,11 @@ def main(argv: list[str]) -> int:
             if isinstance(request, dict) and (reply := state.answer(request)) is not None:
                 state.send(reply)
         if closed.is_set() and not lines:
-            if state.child is not None:
-                state.child.stdin.close()
+            if state.child is not None and state.pipe is not None:
+                state.pipe.close()
                 state.child.wait()
-            return 0
+            os._exit(0)  # not through finalization: the reader thread holds stdin's lock
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -142,6 +143,23 @@ def wait_ready(data: Path, timeout: float = 300) -> Path:
     return omcm
 
 
+def mcp_failures(run) -> list[str]:
+    """The debug log's lines that say omcm's MCP server failed (not how it was stopped at the end)."""
+    log = run.debug_log.read_text(errors="replace").splitlines()
+    ours = [line for line in log if "MCP server" in line and "omcm" in line and "SIG" not in line]
+    print("\n".join(ours))
+    return [line for line in ours if "fail" in line.lower() or "error" in line.lower()]
+
+
+def offered_tools(run) -> set[str]:
+    """Every tool name the client offered the model, or named as deferred, in the session's requests."""
+    names = set()
+    for request in run.main_requests:
+        names |= {t.get("name") for t in request.body.get("tools") or [] if isinstance(t, dict)}
+        names |= set(re.findall(r"mcp__[A-Za-z0-9_]+", json.dumps(request.body)))
+    return names
+
+
 def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
     source = clean_copy(tmp_path / "omcm-src")
     harness = Harness(tmp_path / "world", claude_binary, install_hooks=False, extra_env={"PATH": plain_path(tmp_path)})
@@ -157,8 +175,17 @@ def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
         assert first.returncode == 0 and first.turns_served == 1, first.explain()
         said = [e.get("output", "") + e.get("stdout", "") for e in first.hook_events("SessionStart", "hook_response")]
         assert any("setting up its Python environment" in s for s in said), said
+        # Its MCP server did not fail while the environment was built (the client would remember that).
+        assert not mcp_failures(first), mcp_failures(first)
         (data,) = (harness.home / ".claude" / "plugins" / "data").iterdir()
         omcm = wait_ready(data)
+        # The session after the build: told once that omcm is ready, and offered omcm's MCP tools.
+        ready = harness.session([[text("hello again")]], prompt="hi")
+        assert ready.returncode == 0 and ready.turns_served == 1, ready.explain()
+        said = [e.get("output", "") + e.get("stdout", "") for e in ready.hook_events(subtype="hook_response")]
+        assert sum("omcm is ready" in s for s in said) == 1, said
+        assert not mcp_failures(ready), mcp_failures(ready)
+        assert "mcp__plugin_omcm_omcm__search" in offered_tools(ready), offered_tools(ready)
         # Second session: the plugin's hooks work (memory at SessionStart, tool-counter's suggestion).
         memory = harness.project / ".claude" / "memory"
         memory.mkdir(parents=True)
