@@ -274,6 +274,8 @@ def test_a_first_install_says_once_that_omcm_is_ready(tmp_path):
     root, data = plugin_root(tmp_path), tmp_path / "data"
     built_env(data, root)
     (data / "ready.notice").write_text("omcm is ready: its hooks work from now on (set up in 24 s).\n")
+    ended = run_plugin(root, data, tmp_path, "SessionEnd")  # the client shows no systemMessage there
+    assert ended.returncode == 0 and "omcm is ready" not in ended.stdout and (data / "ready.notice").exists()
     first = run_plugin(root, data, tmp_path, "SessionStart")
     assert first.returncode == 0, first.stderr
     answer = json.loads(first.stdout)
