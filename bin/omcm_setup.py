@@ -58,6 +58,7 @@ def unchanged(root: Path, data: Path, want: str, since: float) -> bool:
     env = data / "venv"
     try:
         same = (env / ".omcm-stamp").read_text().strip() == want
+        same = same and os.access((env / ".omcm-python").read_text().strip(), os.X_OK)  # not a broken one
         same = same and (env / ".omcm-sources").read_text().strip() == sources_hash(root)
     except OSError:
         return False

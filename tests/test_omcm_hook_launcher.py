@@ -187,6 +187,17 @@ def test_after_an_update_the_previous_environment_answers_while_the_new_one_buil
         (data / "finish").write_text("")
 
 
+def test_an_environment_whose_python_is_gone_is_rebuilt(tmp_path):
+    root, data = plugin_root(tmp_path, setup=SLOW_SETUP), tmp_path / "data"
+    venv = built_env(data, root)
+    (venv / "bin" / "python").unlink()  # the system Python it was made from was removed
+    try:
+        assert run_plugin(root, data, tmp_path, "PreToolUse", path=python_only(tmp_path)).returncode == 0
+        assert wait_for(data / "args") == f"{root} {data} {want_stamp(root)}"
+    finally:
+        (data / "finish").write_text("")
+
+
 def test_a_source_changed_in_place_is_noticed_at_session_start(tmp_path):
     root, data = plugin_root(tmp_path, setup=SLOW_SETUP), tmp_path / "data"
     venv = built_env(data, root)
@@ -233,11 +244,17 @@ def test_unchanged_sources_are_not_rebuilt_and_changed_ones_are(tmp_path):
     assert sorted(p.name for p in data.glob("venv-*")) == ["venv-1"]  # nothing built
     assert (venv / ".omcm-stamp").stat().st_mtime >= before - 1  # checked: the next SessionStart looks no further
     assert data.stat().st_mode & 0o777 == 0o700  # made private (it was 0755)
+    assert not omcm_setup.unchanged(root, data, "ROOT v2", time.time())  # another version
     old = omcm_setup.sources_hash(root)
     (root / "plugins" / "notepad" / "pyproject.toml").write_text("changed")
     assert omcm_setup.sources_hash(root) != old
+    assert not omcm_setup.unchanged(root, data, "ROOT v", time.time())
     (root / "plugins" / "notepad" / "pyproject.toml").unlink()
     assert omcm_setup.sources_hash(root) != old  # a removed file counts too
+    (venv / ".omcm-sources").write_text(omcm_setup.sources_hash(root) + "\n")
+    assert omcm_setup.unchanged(root, data, "ROOT v", time.time())
+    (venv / "bin" / "python").unlink()  # its Python is gone: same sources, still rebuilt
+    assert not omcm_setup.unchanged(root, data, "ROOT v", time.time())
 
 
 def test_the_environment_runs_only_from_a_folder_of_ours(tmp_path):
