@@ -19,7 +19,8 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
    implement the event), so both paths give identical answers, and once the
    answer is written starts a dispatcher for the next call if none runs
    (``starter.py``): the new dispatcher's start-up does not compete with this
-   call for the CPU.
+   call for the CPU. A cold SessionEnd is the exception: its answer is ignored and its
+   window short, so it answers at once and a forked child does the work (below).
 
 A call the dispatcher accepted is never run twice: if its answer never comes,
 the client logs ``daemon_answer_lost`` and answers nothing (fail open).
