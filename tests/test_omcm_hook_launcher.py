@@ -334,3 +334,27 @@ def test_without_python_the_plugin_says_why_at_session_start_and_never_blocks(tm
     again = run_plugin(root, data, tmp_path, path=str(empty))
     assert again.returncode == 0 and "could not set up" in json.loads(again.stdout)["systemMessage"]
     assert run_plugin(root, data, tmp_path, "PreToolUse", path=str(empty)).returncode == 0
+
+
+def test_a_failed_update_keeps_the_previous_environment_and_says_so_once(tmp_path):
+    sys.path.insert(0, str(ROOT / "bin"))
+    try:
+        import omcm_setup
+    finally:
+        sys.path.remove(str(ROOT / "bin"))
+    old_root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, old_root)
+    newer = plugin_root(tmp_path / "v2")
+    (newer / "omcm_core").mkdir()
+    (newer / "omcm_core" / "gone.py").symlink_to(tmp_path / "nowhere")  # the copy of the sources fails
+    assert omcm_setup.main([str(newer), str(data), want_stamp(newer)]) == 1
+    assert (data / "setup.failed").read_text().splitlines()[0] == want_stamp(newer)
+    assert os.path.realpath(data / "venv") == str(data / "venv-1")  # untouched
+    first = run_plugin(newer, data, tmp_path, "SessionStart", path=python_only(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "could not update" in json.loads(first.stdout)["systemMessage"]
+    if PLUGINS:
+        assert "omcm-trace " in first.stderr  # the previous version answered
+    again = run_plugin(newer, data, tmp_path, "PreToolUse", path=python_only(tmp_path))
+    assert again.returncode == 0 and "could not update" not in again.stdout
+    assert not (data / ".building").exists()  # no retry until setup.failed is removed
