@@ -111,11 +111,15 @@ def build(root: Path, data: Path, want: str) -> Path:
     shutil.rmtree(src, ignore_errors=True)
     link = data / "venv"
     previous = os.path.realpath(link) if link.is_dir() else None
+    try:  # none, or one whose Python is gone: the hooks did nothing until now
+        answered = os.access((link / ".omcm-python").read_text().strip(), os.X_OK)
+    except OSError:
+        answered = False
     tmp = data / f"venv.{stamp}.link"
     os.symlink(dest.name, tmp)
     os.replace(tmp, link)  # one rename: a hook sees the old environment or the new one, never half of one
-    if previous is None:
-        # A first install: its hooks did nothing until now. The launcher says so once.
+    if not answered:
+        # A first install (or a repair): its hooks did nothing until now. The launcher says so once.
         notice = data / f"ready.notice.{stamp}"
         notice.write_text(f"omcm is ready: its hooks work from now on (set up in {time.time() - started:.0f} s).\n")
         os.replace(notice, data / "ready.notice")

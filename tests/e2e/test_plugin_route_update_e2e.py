@@ -176,6 +176,7 @@ def test_a_fail_closed_guard_denies_through_a_version_bump_and_a_source_change(t
         )
         assert "bash-guard" in {row["name"] for row in json.loads(listed.stdout)}
         assert len(list(route.data.glob("venv-*"))) == 2
+        assert not (route.data / "ready.notice").exists()  # updates announce nothing: the hooks never stopped
         assert set(route.decisions) == {"deny"}, route.decisions
         print(f"{len(route.decisions)} dangerous calls during two rebuilds, all denied")
     finally:
