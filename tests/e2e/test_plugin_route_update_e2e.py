@@ -97,10 +97,11 @@ class Route:
         return os.path.realpath(self.data / "venv"), path.stat().st_mtime
 
     def guard_until_rebuilt(self, root: Path, before: tuple[str, float]) -> int:
-        """Fire PreToolUse until another environment is switched in (and a few calls more); how many."""
+        """Fire PreToolUse until another environment is switched in and its build is over, and 3 more; how many."""
         deadline = time.monotonic() + BUILD_S
         fired = 0
-        while self.stamp()[0] == before[0]:
+        # Until the switch, and until the build has cleaned up and let go of its lock.
+        while self.stamp()[0] == before[0] or (self.data / ".building").exists():
             assert time.monotonic() < deadline, (self.data / "setup.log").read_text()
             assert not (self.data / "setup.failed").exists(), (self.data / "setup.log").read_text()
             assert self.guard(root) == "deny", self.decisions
