@@ -1,18 +1,26 @@
 """Build the Claude Code plugin's own Python environment: ``python3 bin/omcm_setup.py ROOT DATA STAMP``.
 
 The plugin's launcher (bin/omcm-hook) starts this in the background on the
-first hook call, and again when the plugin is updated (its root folder
-changes): it copies omcm and its six plugins from the plugin's folder, makes a
-virtualenv under DATA (``${CLAUDE_PLUGIN_DATA}``), installs them with their
-dependencies from the package index (uv if on PATH, else pip), installs again
-the plugins the user added to the previous environment (``omcm plugins install``,
-which the plugin's sources do not list), then switches ``DATA/venv`` to it in
-one rename. Until then hooks answer nothing. Standard
-library only; runs on the Python that started it (3.10 or later).
+first hook call, when the plugin is updated (its folder or version changes),
+and at a SessionStart that finds a source newer than the environment's stamp
+(a ``git pull`` of a local marketplace, same version). Unless the sources hash
+to what the current environment was built from, it copies omcm and its plugins
+from the plugin's folder, makes a new virtualenv ``DATA/venv-<id>`` under DATA
+(``${CLAUDE_PLUGIN_DATA}``, private), installs them with their dependencies from
+the package index (uv if on PATH, else pip), installs again the plugins the user
+added to the previous environment (``omcm plugins install``, which the plugin's
+sources do not list), then switches the link ``DATA/venv`` to it in one rename.
+Until then the previous environment answers every hook (a guard keeps guarding);
+it is kept until the next build, for the processes (an MCP server, a warm
+dispatcher) still running from it. Only a first install has no environment to
+answer meanwhile; then ``DATA/ready.notice`` tells the launcher to say, once,
+that omcm is ready. Standard library only; runs on the Python that started it
+(3.10 or later).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,10 +35,43 @@ SOURCES = ("pyproject.toml", "README.md", "omcm_core", "plugins")
 JUNK = shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build", ".venv", ".tox", "*.pyc")
 
 
+def sources_hash(root: Path) -> str:
+    """What the environment is built from, by content: omcm_core, plugins/*, the pyproject files."""
+    digest = hashlib.sha256()
+    for name in SOURCES:
+        top = root / name
+        files = [top] if top.is_file() else []
+        if top.is_dir():
+            for folder, dirs, names in os.walk(top):
+                skip = set(JUNK(folder, dirs + names))
+                dirs[:] = sorted(d for d in dirs if d not in skip)
+                files += [Path(folder, n) for n in sorted(names) if n not in skip]
+        for path in files:
+            if path.is_file():  # as copytree copies it: a link's target
+                digest.update(path.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def unchanged(root: Path, data: Path, want: str, since: float) -> bool:
+    """The current environment was built from these very sources: note that they were checked."""
+    env = data / "venv"
+    try:
+        same = (env / ".omcm-stamp").read_text().strip() == want
+        same = same and os.access((env / ".omcm-python").read_text().strip(), os.X_OK)  # not a broken one
+        same = same and (env / ".omcm-sources").read_text().strip() == sources_hash(root)
+    except OSError:
+        return False
+    if same:  # the launcher's next SessionStart compares the sources' times with this one
+        os.utime(env / ".omcm-stamp", (since, since))
+    return same
+
+
 def build(root: Path, data: Path, want: str) -> Path:
     stamp = f"{int(time.time() * 1000)}-{os.getpid()}"
     dest = data / f"venv-{stamp}"
     src = data / f"src-{stamp}"
+    started = time.time()  # a source changed after this is newer than the stamp: checked again
     src.mkdir(parents=True)
     for name in SOURCES:
         item = root / name
@@ -38,6 +79,7 @@ def build(root: Path, data: Path, want: str) -> Path:
             shutil.copytree(item, src / name, ignore=JUNK)
         elif item.exists():
             shutil.copy2(item, src / name)
+    content = sources_hash(src)
     targets = [str(src)] + sorted(str(p.parent) for p in (src / "plugins").glob("*/pyproject.toml"))
     added = user_plugins(data / "venv" / "bin" / "python", bundled_names(src))
     try:
@@ -59,18 +101,32 @@ def build(root: Path, data: Path, want: str) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
+    (dest / ".omcm-sources").write_text(f"{content}\n")
     (dest / ".omcm-stamp").write_text(f"{want}\n")  # what the launcher compares: a new version rebuilds
+    os.utime(dest / ".omcm-stamp", (started, started))
     (dest / ".omcm-fast-hook").write_text(os.path.realpath(f"{fast_hook}/fast_hook.py") + "\n")
     # Without symlinks (DATA/venv is one): the hook client names its warm dispatcher after its
     # interpreter's folder as spelt, the dispatcher after the resolved one; they must agree.
     (dest / ".omcm-python").write_text(os.path.realpath(dest / "bin") + "/python\n")
     shutil.rmtree(src, ignore_errors=True)
     link = data / "venv"
+    previous = os.path.realpath(link) if link.is_dir() else None
+    try:  # none, or one whose Python is gone: the hooks did nothing until now
+        answered = os.access((link / ".omcm-python").read_text().strip(), os.X_OK)
+    except OSError:
+        answered = False
     tmp = data / f"venv.{stamp}.link"
     os.symlink(dest.name, tmp)
     os.replace(tmp, link)  # one rename: a hook sees the old environment or the new one, never half of one
+    if not answered:
+        # A first install (or a repair): its hooks did nothing until now. The launcher says so once.
+        notice = data / f"ready.notice.{stamp}"
+        notice.write_text(f"omcm is ready: its hooks work from now on (set up in {time.time() - started:.0f} s).\n")
+        os.replace(notice, data / "ready.notice")
     for old in data.glob("venv-*"):
-        if old != dest:
+        # The previous environment stays until the next build: a hook that read its paths just
+        # before the switch, the MCP server and the warm dispatcher still run from it.
+        if old != dest and os.path.realpath(old) != previous:
             shutil.rmtree(old, ignore_errors=True)
     for old in data.glob("src-*"):
         shutil.rmtree(old, ignore_errors=True)
@@ -81,7 +137,10 @@ def install(dest: Path, targets: list[str], uv: str | None) -> None:
     """A virtualenv at ``dest`` with ``targets`` and their dependencies from the package index."""
     if uv:
         run([uv, "venv", "--quiet", "--python", sys.executable, str(dest)])
-        run([uv, "pip", "install", "--quiet", "--python", str(dest / "bin" / "python"), *targets])
+        # Compiled now, in the background, as pip does: else the first hook and the first MCP
+        # server after the switch compile omcm and its dependencies (10 s under load, measured).
+        python = str(dest / "bin" / "python")
+        run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *targets])
         return
     run([sys.executable, "-m", "venv", str(dest)])
     pip = [str(dest / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--quiet"]
@@ -91,7 +150,7 @@ def install(dest: Path, targets: list[str], uv: str | None) -> None:
 def install_more(dest: Path, requirement: list[str], uv: str | None) -> None:
     python = str(dest / "bin" / "python")
     run(
-        [uv, "pip", "install", "--quiet", "--python", python, *requirement]
+        [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *requirement]
         if uv
         else [python, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *requirement]
     )
@@ -167,15 +226,39 @@ def run(cmd: list[str]) -> None:
     subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
 
 
+def private(data: Path) -> None:
+    """DATA is ours and only ours: the launcher runs what it holds on every hook."""
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = data.stat()
+    if info.st_uid != os.getuid():
+        raise PermissionError(f"{data} is not owned by you")
+    if info.st_mode & 0o022:
+        raise PermissionError(f"{data} is writable by other users (chmod 700 it, then remove setup.failed)")
+    os.chmod(data, 0o700)
+
+
 def main(argv: list[str]) -> int:
     root, data, want = Path(argv[0]), Path(argv[1]), argv[2]
-    data.mkdir(parents=True, exist_ok=True)
+    os.umask(0o077)  # everything under DATA is ours alone: the launcher runs it on every hook
+    checked = time.time()
     failed = data / "setup.failed"
     try:
+        private(data)
+        if unchanged(root, data, want, checked):
+            print(f"omcm: the sources are those {data / 'venv'} was built from; nothing to do")
+            return 0
         dest = build(root, data, want)
     except (OSError, subprocess.SubprocessError) as exc:
-        failed.write_text(f"{want}\n{exc}\n")
         print(f"omcm setup failed: {exc}", file=sys.stderr)
+        try:
+            failed.write_text(f"{want}\n{exc}\n")  # the launcher tries again once this is removed
+            if (data / "venv" / ".omcm-python").exists():  # an update failed: the previous omcm goes on
+                (data / "ready.notice").write_text(
+                    f"omcm could not update its environment ({data}/setup.log); the previous version goes on "
+                    f"answering. Remove {failed} to try again.\n"
+                )
+        except OSError:
+            pass
         return 1
     finally:
         shutil.rmtree(data / ".building", ignore_errors=True)

@@ -125,28 +125,182 @@ def run_plugin(root: Path, data: Path, tmp_path: Path, event: str = "SessionStar
     )
 
 
-def test_the_plugins_own_environment_answers_once_built(tmp_path):
+def built_env(data: Path, root: Path, name: str = "venv-1", stamp: str | None = None) -> Path:
+    """An environment as bin/omcm_setup.py leaves it, whose Python is this one (with this checkout's omcm)."""
     import omcm_core
 
-    root, data = plugin_root(tmp_path), tmp_path / "data"
-    venv = data / "venv-1"
+    venv = data / name
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # this environment's Python
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (venv / "bin" / "python").chmod(0o755)
     (venv / ".omcm-fast-hook").write_text(str(Path(omcm_core.__file__).resolve().parent / "fast_hook.py") + "\n")
-    (venv / ".omcm-stamp").write_text(want_stamp(root) + "\n")
+    (venv / ".omcm-stamp").write_text((want_stamp(root) if stamp is None else stamp) + "\n")
     (venv / ".omcm-python").write_text(str(venv / "bin" / "python") + "\n")
-    (data / "venv").symlink_to("venv-1")
+    if not (data / "venv").exists():
+        (data / "venv").symlink_to(name)
+    return venv
+
+
+#: A set-up script that notes its arguments, then waits for a file: a build still under way.
+SLOW_SETUP = (
+    "import sys, time, pathlib\n"
+    "data = pathlib.Path(sys.argv[2])\n"
+    "(data / 'args').write_text(' '.join(sys.argv[1:]))\n"
+    "for _ in range(300):\n"
+    "    if (data / 'finish').exists(): break\n"
+    "    time.sleep(0.1)\n"
+)
+
+
+def wait_for(path: Path, seconds: float = 30) -> str:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return path.read_text()
+
+
+def test_the_plugins_own_environment_answers_once_built(tmp_path):
+    root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, root)
     proc = run_plugin(root, data, tmp_path, "PreToolUse")
     assert proc.returncode == 0, proc.stderr
     if PLUGINS:
         assert "omcm-trace " in proc.stderr  # answered by the real dispatcher, through the fast form
-    # The plugin was updated (another folder): the environment is stale, a rebuild starts.
-    newer = plugin_root(
-        tmp_path / "v2", setup="import sys, pathlib; pathlib.Path(sys.argv[2], 'built').write_text(sys.argv[3])"
-    )
-    proc = run_plugin(newer, data, tmp_path, path=python_only(tmp_path))
-    assert proc.returncode == 0 and "setting up its Python environment" in json.loads(proc.stdout)["systemMessage"]
+    assert not (data / ".building").exists()  # up to date: no build
+
+
+def test_after_an_update_the_previous_environment_answers_while_the_new_one_builds(tmp_path):
+    old_root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, old_root)
+    newer = plugin_root(tmp_path / "v2", setup=SLOW_SETUP)  # the plugin was updated (another folder)
+    try:
+        for event in ("SessionStart", "PreToolUse", "PreToolUse"):
+            proc = run_plugin(newer, data, tmp_path, event, path=python_only(tmp_path))
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stdout.strip() == "" or "setting up" not in proc.stdout  # nothing to announce: it works
+            if PLUGINS:
+                assert "omcm-trace " in proc.stderr  # the previous environment answered
+        # One build was started, for the new folder and version.
+        assert wait_for(data / "args") == f"{newer} {data} {want_stamp(newer)}"
+        assert (data / ".building").is_dir()
+    finally:
+        (data / "finish").write_text("")
+
+
+def test_an_environment_whose_python_is_gone_is_rebuilt(tmp_path):
+    root, data = plugin_root(tmp_path, setup=SLOW_SETUP), tmp_path / "data"
+    venv = built_env(data, root)
+    (venv / "bin" / "python").unlink()  # the system Python it was made from was removed
+    try:
+        assert run_plugin(root, data, tmp_path, "PreToolUse", path=python_only(tmp_path)).returncode == 0
+        assert wait_for(data / "args") == f"{root} {data} {want_stamp(root)}"
+    finally:
+        (data / "finish").write_text("")
+
+
+def test_a_source_changed_in_place_is_noticed_at_session_start(tmp_path):
+    root, data = plugin_root(tmp_path, setup=SLOW_SETUP), tmp_path / "data"
+    venv = built_env(data, root)
+    (root / "omcm_core").mkdir()
+    (root / "omcm_core" / "events.py").write_text("# as built\n")
+    os.utime(venv / ".omcm-stamp", (time.time() + 5, time.time() + 5))  # built after the sources were copied
+    try:
+        assert run_plugin(root, data, tmp_path, "SessionStart", path=python_only(tmp_path)).returncode == 0
+        time.sleep(0.3)
+        assert not (data / "args").exists()  # nothing newer than the build: no check
+        (root / "omcm_core" / "events.py").write_text("# a git pull, same version\n")
+        os.utime(root / "omcm_core" / "events.py", (time.time() + 10, time.time() + 10))
+        # Only SessionStart looks (a `find`, too dear for every call)...
+        assert run_plugin(root, data, tmp_path, "PreToolUse", path=python_only(tmp_path)).returncode == 0
+        time.sleep(0.3)
+        assert not (data / "args").exists()
+        # ...and starts the check, while the current environment answers.
+        proc = run_plugin(root, data, tmp_path, "SessionStart", path=python_only(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        if PLUGINS:
+            assert "omcm-trace " in proc.stderr
+        assert wait_for(data / "args") == f"{root} {data} {want_stamp(root)}"
+    finally:
+        (data / "finish").write_text("")
+
+
+def test_unchanged_sources_are_not_rebuilt_and_changed_ones_are(tmp_path):
+    sys.path.insert(0, str(ROOT / "bin"))
+    try:
+        import omcm_setup
+    finally:
+        sys.path.remove(str(ROOT / "bin"))
+    root = tmp_path / "root"
+    for name in ("omcm_core", "plugins/notepad"):
+        shutil.copytree(ROOT / name, root / name, ignore=omcm_setup.JUNK)
+    shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
+    data = tmp_path / "data"
+    venv = built_env(data, root, stamp="ROOT v")
+    (venv / ".omcm-sources").write_text(omcm_setup.sources_hash(root) + "\n")
+    (root / "omcm_core" / "__pycache__").mkdir(exist_ok=True)
+    (root / "omcm_core" / "__pycache__" / "junk.pyc").write_bytes(b"not a source")  # ignored, as the copy is
+    before = time.time()
+    assert omcm_setup.main([str(root), str(data), "ROOT v"]) == 0
+    assert sorted(p.name for p in data.glob("venv-*")) == ["venv-1"]  # nothing built
+    assert (venv / ".omcm-stamp").stat().st_mtime >= before - 1  # checked: the next SessionStart looks no further
+    assert data.stat().st_mode & 0o777 == 0o700  # made private (it was 0755)
+    assert not omcm_setup.unchanged(root, data, "ROOT v2", time.time())  # another version
+    old = omcm_setup.sources_hash(root)
+    (root / "plugins" / "notepad" / "pyproject.toml").write_text("changed")
+    assert omcm_setup.sources_hash(root) != old
+    assert not omcm_setup.unchanged(root, data, "ROOT v", time.time())
+    (root / "plugins" / "notepad" / "pyproject.toml").unlink()
+    assert omcm_setup.sources_hash(root) != old  # a removed file counts too
+    (venv / ".omcm-sources").write_text(omcm_setup.sources_hash(root) + "\n")
+    assert omcm_setup.unchanged(root, data, "ROOT v", time.time())
+    (venv / "bin" / "python").unlink()  # its Python is gone: same sources, still rebuilt
+    assert not omcm_setup.unchanged(root, data, "ROOT v", time.time())
+
+
+def test_the_environment_runs_only_from_a_folder_of_ours(tmp_path):
+    root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, root)
+    data.chmod(0o777)  # another user could have put anything there
+    proc = run_plugin(root, data, tmp_path, "SessionStart")
+    assert proc.returncode == 0 and "omcm-trace" not in proc.stderr
+    assert "writable by other users" in json.loads(proc.stdout)["systemMessage"]
+    data.chmod(0o700)
+    (data / "venv-1" / "bin").chmod(0o777)  # an environment built under a loose umask
+    proc = run_plugin(root, data, tmp_path, "SessionStart")
+    assert proc.returncode == 0 and "omcm-trace" not in proc.stderr
+    (data / "venv-1" / "bin").chmod(0o755)
+    proc = run_plugin(root, data, tmp_path, "SessionStart")
+    assert proc.returncode == 0 and (not PLUGINS or "omcm-trace " in proc.stderr)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make a folder another user owns")
+def test_an_environment_another_user_owns_is_never_run(tmp_path):
+    root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, root)
+    os.chown(data, 4242, 4242)
+    for event in ("SessionStart", "PreToolUse"):
+        proc = run_plugin(root, data, tmp_path, event)
+        assert proc.returncode == 0 and "omcm-trace" not in proc.stderr
+    assert "not owned by you" in json.loads(run_plugin(root, data, tmp_path).stdout)["systemMessage"]
+    os.chown(data, 0, 0)
+    os.chown(data / "venv-1", 4242, 4242)  # the environment itself
+    assert "omcm-trace" not in run_plugin(root, data, tmp_path, "PreToolUse").stderr
+
+
+def test_a_first_install_says_once_that_omcm_is_ready(tmp_path):
+    root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, root)
+    (data / "ready.notice").write_text("omcm is ready: its hooks work from now on (set up in 24 s).\n")
+    ended = run_plugin(root, data, tmp_path, "SessionEnd")  # the client shows no systemMessage there
+    assert ended.returncode == 0 and "omcm is ready" not in ended.stdout and (data / "ready.notice").exists()
+    first = run_plugin(root, data, tmp_path, "SessionStart")
+    assert first.returncode == 0, first.stderr
+    answer = json.loads(first.stdout)
+    assert answer["systemMessage"].startswith("omcm is ready")
+    if PLUGINS:
+        assert "omcm-trace " in first.stderr  # the hook was answered as well
+    again = run_plugin(root, data, tmp_path, "SessionStart")
+    assert "omcm is ready" not in again.stdout and not (data / "ready.notice").exists()
 
 
 def test_the_first_call_starts_one_build_and_says_so_once(tmp_path):
@@ -158,8 +312,9 @@ def test_the_first_call_starts_one_build_and_says_so_once(tmp_path):
     first = run_plugin(root, data, tmp_path, path=python_only(tmp_path))
     assert first.returncode == 0, first.stderr
     assert str(data / "setup.log") in json.loads(first.stdout)["systemMessage"]
-    second = run_plugin(root, data, tmp_path, path=python_only(tmp_path))  # the build is still running
-    assert second.returncode == 0 and second.stdout == ""
+    assert data.stat().st_mode & 0o777 == 0o700  # private whatever the umask
+    second = run_plugin(root, data, tmp_path, "PreToolUse", path=python_only(tmp_path))  # the build is running
+    assert second.returncode == 0 and second.stdout == "" and second.stderr == ""  # said once, then quiet
     for _ in range(50):
         if (data / "args").exists():
             break
@@ -179,3 +334,27 @@ def test_without_python_the_plugin_says_why_at_session_start_and_never_blocks(tm
     again = run_plugin(root, data, tmp_path, path=str(empty))
     assert again.returncode == 0 and "could not set up" in json.loads(again.stdout)["systemMessage"]
     assert run_plugin(root, data, tmp_path, "PreToolUse", path=str(empty)).returncode == 0
+
+
+def test_a_failed_update_keeps_the_previous_environment_and_says_so_once(tmp_path):
+    sys.path.insert(0, str(ROOT / "bin"))
+    try:
+        import omcm_setup
+    finally:
+        sys.path.remove(str(ROOT / "bin"))
+    old_root, data = plugin_root(tmp_path), tmp_path / "data"
+    built_env(data, old_root)
+    newer = plugin_root(tmp_path / "v2")
+    (newer / "omcm_core").mkdir()
+    (newer / "omcm_core" / "gone.py").symlink_to(tmp_path / "nowhere")  # the copy of the sources fails
+    assert omcm_setup.main([str(newer), str(data), want_stamp(newer)]) == 1
+    assert (data / "setup.failed").read_text().splitlines()[0] == want_stamp(newer)
+    assert os.path.realpath(data / "venv") == str(data / "venv-1")  # untouched
+    first = run_plugin(newer, data, tmp_path, "SessionStart", path=python_only(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "could not update" in json.loads(first.stdout)["systemMessage"]
+    if PLUGINS:
+        assert "omcm-trace " in first.stderr  # the previous version answered
+    again = run_plugin(newer, data, tmp_path, "PreToolUse", path=python_only(tmp_path))
+    assert again.returncode == 0 and "could not update" not in again.stdout
+    assert not (data / ".building").exists()  # no retry until setup.failed is removed

@@ -97,7 +97,11 @@ def test_an_update_rebuilds_with_the_plugin_the_user_installed(tmp_path):
     )
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert not old.exists() and (data / "venv").resolve().name.startswith("venv-")
+    new = (data / "venv").resolve()
+    assert new != old.resolve() and new.name.startswith("venv-")
+    # The previous environment stays until the next build: hooks that read its paths just before
+    # the switch, the MCP server and the warm dispatcher still run from it.
+    assert (old / "bin" / "python").exists() and sorted(data.glob("venv-*")) == sorted([old, new])
     listed = subprocess.run(
         [str(data / "venv" / "bin" / "omcm"), "plugins", "--json"], capture_output=True, text=True, check=True
     )

@@ -19,7 +19,8 @@ of these would add to every call: site-packages (``-S`` skips it, ~1.4 ms),
    implement the event), so both paths give identical answers, and once the
    answer is written starts a dispatcher for the next call if none runs
    (``starter.py``): the new dispatcher's start-up does not compete with this
-   call for the CPU.
+   call for the CPU. A cold SessionEnd is the exception: its answer is ignored and its
+   window short, so it answers at once and a forked child does the work (below).
 
 A call the dispatcher accepted is never run twice: if its answer never comes,
 the client logs ``daemon_answer_lost`` and answers nothing (fail open).
@@ -199,6 +200,8 @@ def answer(args, raw: bytes, environ=None, handoff=None):
                 _fallback(environ, env, None, False, "daemon_answer_lost: %s" % exc)
             if result[0] is not None:
                 return result
+            if argv_event == "SessionEnd" and _answer_now_work_later():
+                return 0, b"", b""  # the parent: the client waits for nothing (its window is 1.5 s)
             _fallback(environ, env, *result[1:])
         env = _str_env(env)
     _enable_site()
@@ -206,6 +209,36 @@ def answer(args, raw: bytes, environ=None, handoff=None):
 
     outcome = dispatch.handle(raw, argv_event or None, env, one_call=True)
     return outcome.exit_code, outcome.stdout, outcome.stderr
+
+
+def _answer_now_work_later() -> bool:
+    """A cold SessionEnd: answer now, run the plugins in a detached child. True in the parent.
+
+    Claude Code ignores SessionEnd's answer and cancels it after 1.5 s shared by every
+    SessionEnd hook; a cold call (no warm dispatcher: ``claude mcp list``, a one-turn
+    ``claude -p``) imports the plugins first, which a busy machine makes slower than
+    that. The child, in its own session with no pipe of the client's, does the same
+    work; a forked copy of this small process, so it costs no second interpreter start.
+    ``OMCM_DAEMON=0`` (always in process, as tests run) keeps it in this process.
+    """
+    fork = getattr(_os, "fork", None)
+    if fork is None:
+        return False
+    try:
+        pid = fork()
+    except OSError:
+        return False  # no process to spare: answer in process, as before
+    if pid:
+        return True
+    _os.setsid()
+    null = _os.open("/dev/null", _os.O_RDWR)
+    for fd in (0, 1, 2, *_stdout_fd):  # the client waits for its pipes to close
+        _os.dup2(null, fd)
+    return False
+
+
+#: The client's stdout, which :func:`main` keeps apart from fd 1 (plugins' prints go to stderr).
+_stdout_fd: list = []
 
 
 def _fallback(environ, env, why, start, lost=None) -> None:
@@ -230,6 +263,7 @@ def run_later() -> None:
 def main(args) -> int:
     """Entry of ``omcm hook [EVENT]``: never returns normally (exits fast)."""
     real_stdout = _os.dup(1)
+    _stdout_fd.append(real_stdout)
     # From here on anything a plugin prints (even from C or a child process)
     # goes to stderr: stdout carries only our one JSON object.
     _os.dup2(2, 1)

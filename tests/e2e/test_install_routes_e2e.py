@@ -24,8 +24,8 @@ import pytest
 from claude_client import CLIENT_VERSION
 from conftest import LATEST_CLIENT, client_or_skip
 from e2e_harness import Harness
-from fake_anthropic import FakeAnthropic, read, text
-from interactive import Interactive
+from fake_anthropic import FakeAnthropic, read, text, tool_use
+from interactive import Interactive, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -142,6 +142,14 @@ def wait_ready(data: Path, timeout: float = 300) -> Path:
     return omcm
 
 
+def mcp_failures(run) -> list[str]:
+    """The debug log's lines that say omcm's MCP server failed (not how it was stopped at the end)."""
+    log = run.debug_log.read_text(errors="replace").splitlines()
+    ours = [line for line in log if "MCP server" in line and "omcm" in line]
+    print("\n".join(ours))
+    return [line for line in ours if "failed to connect" in line.lower() or "connection failed" in line.lower()]
+
+
 def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
     source = clean_copy(tmp_path / "omcm-src")
     harness = Harness(tmp_path / "world", claude_binary, install_hooks=False, extra_env={"PATH": plain_path(tmp_path)})
@@ -157,11 +165,23 @@ def test_the_plugin_route_through_the_marketplace(tmp_path, claude_binary):
         assert first.returncode == 0 and first.turns_served == 1, first.explain()
         said = [e.get("output", "") + e.get("stdout", "") for e in first.hook_events("SessionStart", "hook_response")]
         assert any("setting up its Python environment" in s for s in said), said
+        # Its MCP server did not fail while the environment was built (the client would remember that).
+        assert not mcp_failures(first), mcp_failures(first)
         (data,) = (harness.home / ".claude" / "plugins" / "data").iterdir()
         omcm = wait_ready(data)
-        # Second session: the plugin's hooks work (memory at SessionStart, tool-counter's suggestion).
+        # The session after the build: told once that omcm is ready, and offered omcm's MCP tools.
+        # (The model calls one: under load the server may connect after the first request is sent.)
+        search = tool_use("mcp__plugin_omcm_omcm__search", {"query": "falcon"})
+        ready = harness.session([[search], [text("hello again")]], prompt="hi")
+        assert ready.returncode == 0 and ready.turns_served == 2, ready.explain()
+        said = [e.get("output", "") + e.get("stdout", "") for e in ready.hook_events(subtype="hook_response")]
+        assert sum("omcm is ready" in s for s in said) == 1, said
+        assert not mcp_failures(ready), mcp_failures(ready)
+        answer, is_error = ready.tool_result(search["id"])
+        assert not is_error and "hits" in json.loads(answer), answer
+        # Third session: the plugin's hooks work (memory at SessionStart, tool-counter's suggestion).
         memory = harness.project / ".claude" / "memory"
-        memory.mkdir(parents=True)
+        memory.mkdir(parents=True, exist_ok=True)  # the session above made it
         (memory / "memory.md").write_text("- remember the ochre falcon\n")
         files = [harness.project / f"f{n}.txt" for n in range(5)]
         for n, path in enumerate(files):
@@ -265,3 +285,48 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary, 
     finally:
         stop_daemons(harness, tmp_path)
         harness.close()
+
+
+def test_interactive_plugin_route_has_omcms_mcp_tools_in_its_first_two_sessions(tmp_path, claude_binary):
+    """The first session's MCP server starts before omcm's environment exists; its tools come once it is built."""
+    source = clean_copy(tmp_path / "omcm-src")
+    harness = Harness(tmp_path / "world", claude_binary, install_hooks=False, extra_env={"PATH": plain_path(tmp_path)})
+    harness.extra_env |= index_access()
+    try:
+        for args in (("marketplace", "add", str(source)), ("install", "omcm@omcm")):
+            done = subprocess.run(
+                [str(claude_binary), "plugin", *args], env=harness.env(), capture_output=True, text=True, timeout=120
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+        data = harness.home / ".claude" / "plugins" / "data"
+        answers = []
+        for session in ("mcp1", "mcp2"):
+            search = tool_use("mcp__plugin_omcm_omcm__search", {"query": "anything"})
+            with (
+                FakeAnthropic([[search], [text("done")]], final_text="ok") as api,
+                Interactive(harness, api, name=session) as tui,
+            ):
+                tui.ready()
+                if session == "mcp1":  # built while this first session runs
+                    (folder,) = wait_until(lambda: list(data.iterdir()) if data.is_dir() else [], 60, "DATA", tui)
+                    wait_ready(folder)
+                    time.sleep(3)  # the waiting server hands over and announces the tools
+                tui.type(f"search, {session}")
+                found = wait_until(
+                    lambda api=api, call=search: tool_answer(api, call["id"]), 120, "the tool's answer", tui
+                )
+            answers.append(found)
+        for answer, is_error in answers:
+            assert not is_error and "hits" in json.loads(answer), answer
+    finally:
+        stop_daemons(harness, harness.home / ".claude" / "plugins" / "data")
+        harness.close()
+
+
+def tool_answer(api, tool_use_id: str):
+    """(text, is_error) of a tool result the model got, once it got it."""
+    for request in [r for r in api.requests if r.main_loop]:
+        results = request.tool_results()
+        if tool_use_id in results:
+            return results[tool_use_id]
+    return None
