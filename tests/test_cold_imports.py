@@ -80,3 +80,20 @@ def test_cold_call_builds_only_its_event_family(tmp_path, event, own, others, ne
     roots = {name.split(".")[0] for name in modules}
     assert roots & never == set()
     assert built & others == set()  # another family's records are not built
+
+
+def test_every_family_record_is_reachable_from_records():
+    import importlib
+
+    import attrs
+
+    from omcm_core import events, records
+
+    for module, names in records._FAMILIES.items():
+        defined = {
+            n for n, v in vars(importlib.import_module(module)).items() if attrs.has(v) and v.__module__ == module
+        }
+        assert defined == set(names), module  # a class missing from the table would be unreachable
+        for name in names:
+            assert getattr(records, name).__name__ == name
+    assert all(attrs.has(spec.record) for spec in events.EVENTS.values())
