@@ -74,8 +74,11 @@ class Server:
     def send(self, message: dict) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         with self._write_lock:
-            self.out.write(data + b"\n")
-            self.out.flush()
+            try:
+                self.out.write(data + b"\n")
+                self.out.flush()
+            except (OSError, ValueError):  # the client closed our stdout: it is gone
+                os._exit(0)
 
     def reply(self, ident: Any, result: dict) -> None:
         self.send({"jsonrpc": "2.0", "id": ident, "result": result})
