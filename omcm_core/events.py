@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from omcm_core import records
 
@@ -34,8 +34,9 @@ class EventSpec:
     name: str
     #: The hookspec its plugins implement.
     hook: str
-    #: The frozen record the hook's ``event`` argument is.
-    record: type
+    #: The frozen record the hook's ``event`` argument is: the class, or its name in
+    #: :mod:`omcm_core.records`, whose family module is then imported on first use (``record``).
+    record_ref: type | str = field(alias="record")
     #: Seconds Claude Code waits for the hook (written by ``omcm install``).
     timeout_s: float = 10
     #: ``Result.permission`` renders (hookSpecificOutput.permissionDecision, most restrictive wins).
@@ -83,6 +84,11 @@ class EventSpec:
     #: The ``[core]`` setting holding each plugin's time budget on this event.
     budget: str = "plugin_budget_ms"
 
+    @property
+    def record(self) -> type:
+        ref = self.record_ref
+        return getattr(records, ref) if isinstance(ref, str) else ref
+
 
 def _table(*specs: EventSpec) -> dict[str, EventSpec]:
     return {spec.name: spec for spec in specs}
@@ -91,7 +97,7 @@ def _table(*specs: EventSpec) -> dict[str, EventSpec]:
 _TOOL: dict[str, Any] = dict(context=True, block=True, timeout_s=15)
 #: Stop's additionalContext (client 2.1.163+) keeps Claude going like a block, as non-error feedback.
 _STOP: dict[str, Any] = dict(
-    hook="stop", record=records.StopEvent, block=True, context=True, budget_context=False, ride_along=True
+    hook="stop", record="StopEvent", block=True, context=True, budget_context=False, ride_along=True
 )
 #: Events Claude Code does not show a systemMessage for, and whose ``continue`` means nothing.
 _QUIET: dict[str, Any] = dict(system_message=False, halt=False)
@@ -103,18 +109,18 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="PreToolUse",
         hook="pre_tool",
-        record=records.PreToolEvent,
+        record="PreToolEvent",
         permission=True,
         rewrite=True,
         context=True,
         fail_closed=True,
     ),
-    EventSpec(name="PostToolUse", hook="post_tool", record=records.PostToolEvent, **_TOOL),
-    EventSpec(name="PostToolUseFailure", hook="post_tool", record=records.PostToolEvent, **_TOOL),
+    EventSpec(name="PostToolUse", hook="post_tool", record="PostToolEvent", **_TOOL),
+    EventSpec(name="PostToolUseFailure", hook="post_tool", record="PostToolEvent", **_TOOL),
     EventSpec(
         name="SessionStart",
         hook="session_start",
-        record=records.SessionStartEvent,
+        record="SessionStartEvent",
         context=True,
         watch_paths=True,
         timeout_s=20,
@@ -123,38 +129,36 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="SessionEnd",
         hook="session_end",
-        record=records.SessionEndEvent,
+        record="SessionEndEvent",
         timeout_s=1.5,
         budget="session_end_budget_ms",
         **_QUIET,
     ),
-    EventSpec(
-        name="UserPromptSubmit", hook="user_prompt_submit", record=records.UserPromptEvent, context=True, block=True
-    ),
+    EventSpec(name="UserPromptSubmit", hook="user_prompt_submit", record="UserPromptEvent", context=True, block=True),
     EventSpec(name="Stop", **_STOP),
     EventSpec(name="SubagentStop", **_STOP),
-    EventSpec(name="PreCompact", hook="pre_compact", record=records.PreCompactEvent, block=True, system_message=False),
+    EventSpec(name="PreCompact", hook="pre_compact", record="PreCompactEvent", block=True, system_message=False),
     # The turn ended on an API error; Claude Code ignores the output (side effects only).
-    EventSpec(name="StopFailure", hook="stop_failure", record=records.StopFailureEvent, min_client="2.1.101", **_QUIET),
+    EventSpec(name="StopFailure", hook="stop_failure", record="StopFailureEvent", min_client="2.1.101", **_QUIET),
     # --- events added in omcm 0.x (issue 27); each row is all the core needs ---
     EventSpec(
         name="PermissionRequest",
         hook="permission_request",
-        record=records.PermissionRequestEvent,
+        record="PermissionRequestEvent",
         decision=True,
         min_client="2.0.45",
     ),
     EventSpec(
         name="PermissionDenied",
         hook="permission_denied",
-        record=records.PermissionDeniedEvent,
+        record="PermissionDeniedEvent",
         retry=True,
         min_client="2.1.89",
     ),
     EventSpec(
         name="PostToolBatch",
         hook="post_tool_batch",
-        record=records.PostToolBatchEvent,
+        record="PostToolBatchEvent",
         min_client=_DOCUMENTED,
         **_TOOL,
     ),
@@ -164,23 +168,23 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="Notification",
         hook="notification",
-        record=records.NotificationEvent,
+        record="NotificationEvent",
         context=True,
         system_message=False,
     ),
     EventSpec(
         name="SubagentStart",
         hook="subagent_start",
-        record=records.SubagentStartEvent,
+        record="SubagentStartEvent",
         context=True,
         min_client="2.0.43",
     ),
-    EventSpec(name="PostCompact", hook="post_compact", record=records.PostCompactEvent, min_client="2.1.76", **_QUIET),
-    EventSpec(name="Setup", hook="setup", record=records.SetupEvent, context=True, min_client="2.1.10"),
+    EventSpec(name="PostCompact", hook="post_compact", record="PostCompactEvent", min_client="2.1.76", **_QUIET),
+    EventSpec(name="Setup", hook="setup", record="SetupEvent", context=True, min_client="2.1.10"),
     EventSpec(
         name="UserPromptExpansion",
         hook="user_prompt_expansion",
-        record=records.UserPromptExpansionEvent,
+        record="UserPromptExpansionEvent",
         context=True,
         block=True,
         min_client=_DOCUMENTED,
@@ -188,7 +192,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="CwdChanged",
         hook="cwd_changed",
-        record=records.CwdChangedEvent,
+        record="CwdChangedEvent",
         watch_paths=True,
         min_client=_DOCUMENTED,
         **_QUIET,
@@ -196,7 +200,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="FileChanged",
         hook="file_changed",
-        record=records.FileChangedEvent,
+        record="FileChangedEvent",
         watch_paths=True,
         min_client=_DOCUMENTED,
         **_QUIET,
@@ -204,17 +208,17 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="InstructionsLoaded",
         hook="instructions_loaded",
-        record=records.InstructionsLoadedEvent,
+        record="InstructionsLoadedEvent",
         min_client=_DOCUMENTED,
         **_QUIET,
     ),
     EventSpec(
-        name="ConfigChange", hook="config_change", record=records.ConfigChangeEvent, block=True, min_client=_DOCUMENTED
+        name="ConfigChange", hook="config_change", record="ConfigChangeEvent", block=True, min_client=_DOCUMENTED
     ),
     EventSpec(
         name="DirectoryAdded",
         hook="directory_added",
-        record=records.DirectoryAddedEvent,
+        record="DirectoryAddedEvent",
         min_client=_DOCUMENTED,
         **_QUIET,
     ),
@@ -222,7 +226,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="PreModelSwitch",
         hook="pre_model_switch",
-        record=records.ModelSwitchEvent,
+        record="ModelSwitchEvent",
         permission=True,
         permissions=("allow", "deny", "ask"),
         min_client="2.1.251",
@@ -230,7 +234,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="PostModelSwitch",
         hook="post_model_switch",
-        record=records.ModelSwitchEvent,
+        record="ModelSwitchEvent",
         context=True,
         min_client="2.1.251",
     ),
@@ -238,7 +242,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="PreSkillShellCommand",
         hook="pre_skill_shell_command",
-        record=records.SkillShellCommandEvent,
+        record="SkillShellCommandEvent",
         permission=True,
         fail_closed=True,
         min_client="2.1.332",
@@ -247,7 +251,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="WorktreeCreate",
         hook="worktree_create",
-        record=records.WorktreeCreateEvent,
+        record="WorktreeCreateEvent",
         worktree_path=True,
         plain_stdout="worktreePath",
         min_client=_DOCUMENTED,
@@ -256,25 +260,25 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="WorktreeRemove",
         hook="worktree_remove",
-        record=records.WorktreeRemoveEvent,
+        record="WorktreeRemoveEvent",
         min_client=_DOCUMENTED,
         **_QUIET,
     ),
     # continue: false (Result.halt) refuses the task / keeps the teammate working.
-    EventSpec(name="TaskCreated", hook="task_created", record=records.TaskEvent, min_client=_DOCUMENTED),
-    EventSpec(name="TaskCompleted", hook="task_completed", record=records.TaskEvent, min_client=_DOCUMENTED),
-    EventSpec(name="TeammateIdle", hook="teammate_idle", record=records.TeammateIdleEvent, min_client=_DOCUMENTED),
+    EventSpec(name="TaskCreated", hook="task_created", record="TaskEvent", min_client=_DOCUMENTED),
+    EventSpec(name="TaskCompleted", hook="task_completed", record="TaskEvent", min_client=_DOCUMENTED),
+    EventSpec(name="TeammateIdle", hook="teammate_idle", record="TeammateIdleEvent", min_client=_DOCUMENTED),
     EventSpec(
         name="Elicitation",
         hook="elicitation",
-        record=records.ElicitationEvent,
+        record="ElicitationEvent",
         elicitation=True,
         min_client=_DOCUMENTED,
     ),
     EventSpec(
         name="ElicitationResult",
         hook="elicitation_result",
-        record=records.ElicitationEvent,
+        record="ElicitationEvent",
         elicitation=True,
         min_client=_DOCUMENTED,
     ),
@@ -282,7 +286,7 @@ EVENTS: dict[str, EventSpec] = _table(
     EventSpec(
         name="MessageDisplay",
         hook="message_display",
-        record=records.MessageDisplayEvent,
+        record="MessageDisplayEvent",
         display=True,
         timeout_s=5,
         min_client=_DOCUMENTED,
@@ -291,7 +295,7 @@ EVENTS: dict[str, EventSpec] = _table(
 )
 
 #: The row for any event not in :data:`EVENTS` (a newer client's): the generic hook, common fields only.
-GENERIC = EventSpec(name="*", hook="any_event", record=records.GenericEvent)
+GENERIC = EventSpec(name="*", hook="any_event", record="GenericEvent")
 
 
 def spec_for(event_name: str) -> EventSpec:

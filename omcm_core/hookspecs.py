@@ -110,6 +110,13 @@ def pre_tool(event: PreToolEvent, ctx: Context) -> Result | None:
         most-restrictive-wins; ``additional_context`` is joined in plugin-name
         order; ``updated_input`` from the first plugin in name order that gives
         one wins and is dropped when the merged permission is deny or defer.
+
+    A plugin whose tool hooks want only some tools says so with a module-level
+    ``handles_tools`` (e.g. ``("Bash", "Edit")``, or per hook:
+    ``{"pre_tool": ("Bash",)}``; names or JavaScript-regex patterns such as
+    ``"mcp__github__.*"``): ``omcm install`` then registers a ``matcher`` so
+    Claude Code starts no hook process for other tools, unless another plugin
+    wants every tool. The hook may still see other tools; keep its own check.
     """
 
 

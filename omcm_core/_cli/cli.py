@@ -24,6 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from omcm_core._runtime.client import main as hook_main
 
         return hook_main(argv[1:])
+    if argv == ["mcp"]:  # what Claude Code runs: answered before argparse, logging or any plugin is imported
+        from omcm_core._cli.mcp_stdio import main as mcp_main
+
+        return mcp_main()
     from omcm_core._cli.main import run
 
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from omcm_core._cli import native_client
+from omcm_core._cli.matchers import place as place_matcher
 from omcm_core.events import EVENTS, events_for_hooks  # noqa: F401  (cli imports events_for_hooks from here)
 from omcm_core.files import atomic_write_bytes, atomic_write_json
 from omcm_core.paths import ensure_private_dir
@@ -227,8 +228,9 @@ def install(
     base: list[str] | None = None,
     guard: bool = False,
     on_failure: bool = False,
+    matchers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Add one omcm hook entry per event; idempotent. Returns what was added and what was rewritten.
+    """Add one omcm hook entry per event (``matchers``: its tool matcher, see ``matchers.py``); idempotent. Returns what was added and what was rewritten.
 
     An entry omcm added before (its manifest) whose command or fields changed (omcm
     moved to another Python, a guard added) is rewritten in place, not doubled.
@@ -252,6 +254,10 @@ def install(
         if not isinstance(groups, list):
             raise InstallError(f"{settings}: hooks.{event} is not a list; omcm will not touch it")
         handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if isinstance(h, dict)]
+        matcher = (matchers or {}).get(event)
+        same = next((h for h in handlers if h == entry and (event, h.get("command")) in ours), None)
+        if same is not None and place_matcher(groups, same, matcher):
+            rewritten.append({"event": event, "command": entry["command"]})
         if any(h == entry for h in handlers):
             continue
         old = next((h for h in handlers if (event, h.get("command")) in ours), None)
@@ -259,12 +265,13 @@ def install(
             record = next(a for a in added if a["event"] == event and a["command"] == old["command"])
             old.clear()
             old.update(entry)
+            place_matcher(groups, old, matcher)
             record["command"] = entry["command"]
             rewritten.append(record)
             continue
         if any(h.get("command") == entry["command"] for h in handlers):
             continue  # someone else's copy of our exact command (an older manifest-less install)
-        groups.append({"hooks": [entry]})
+        groups.append({**({"matcher": matcher} if matcher else {}), "hooks": [entry]})
         new.append({"event": event, "command": entry["command"]})
     added += new
     if not new and not rewritten:

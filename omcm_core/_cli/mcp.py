@@ -5,6 +5,11 @@ project it runs in, and talks JSON-RPC over stdin/stdout. Every plugin that
 implements ``mcp_tools`` contributes tools; each answer is masked and cut to
 ``[core] mcp_answer_chars`` here, whatever the plugin returned, because it goes
 straight into the model's context. Nothing of this is imported on the hook path.
+
+The server itself (:mod:`omcm_core._cli.mcp_stdio`) answers ``initialize`` and
+``tools/list`` without this module's imports; what is here (the plugins, the
+SDK that validates arguments and runs the tools) is loaded for the first tool
+call, or for ``tools/list`` when the remembered list is stale.
 """
 
 from __future__ import annotations
@@ -101,15 +106,48 @@ def build_server(inv: Invocation):
     return server
 
 
+class Loaded:
+    """The tools as the SDK serves them: the server, its ``tools/list`` entries and the plugins' source checks."""
+
+    def __init__(self, inv: Invocation) -> None:
+        import anyio
+
+        from omcm_core import log
+        from omcm_core._cli.mcp_cache import source_checks
+
+        log.configure(inv.home)  # the fast path skipped it: plugins' log lines go to the file, never stdout
+        self.server = build_server(inv)
+        self.tools = [
+            tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in anyio.run(self.server.list_tools)
+        ]
+        modules = [
+            sys.modules.get(getattr(f, "__module__", "") or "") for _, f, _ in inv.manager.implementations("mcp_tools")
+        ]
+        self.checks = source_checks([m for m in modules if m is not None])
+
+    def call(self, name: str, arguments: dict) -> dict:
+        """The ``tools/call`` result as JSON; a protocol error (``MCPError``) propagates with its code."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CallToolResult, TextContent
+
+        try:
+            result = anyio.run(self.server.call_tool, name, arguments)
+        except MCPError:
+            raise
+        except Exception as exc:  # unknown tool, rejected arguments: the SDK's own wording, as an error result
+            print(f"omcm mcp: tool {name!r}: {str(exc).splitlines()[0][:200]}", file=sys.stderr)
+            result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        answer.pop("resultType", None)  # 2026-era field; the handshake revisions served here do not have it
+        return answer
+
+
 def run(args: argparse.Namespace, inv: Invocation) -> int:
     if args.list:
         for plugin, tool in collect(inv):
             print(f"{tool.name:<16} [{plugin}] {tool.description}")
         return 0
-    try:
-        server = build_server(inv)
-    except ImportError as exc:
-        print(f"omcm mcp: the MCP SDK is missing ({exc}); reinstall omcm-core", file=sys.stderr)
-        return 1
-    server.run("stdio")
-    return 0
+    from omcm_core._cli.mcp_stdio import serve
+
+    return serve(inv)

@@ -49,7 +49,12 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         from omcm_core.config import CoreConfig
 
         guard = bool(inv.config.section("core", CoreConfig).fail_closed)  # a guard that cannot load denies too
-        result = settings.install(inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version))
+        from omcm_core._cli.matchers import from_manager
+
+        tools = from_manager(inv.manager, events)  # no hook process for a tool call no plugin wants
+        result = settings.install(
+            inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version), matchers=tools
+        )
         names = settings.claude_files_for({info.name for info in inv.manager.enabled()})
         files = settings.install_files(inv.home, path, names)
     except settings.InstallError as exc:

@@ -27,6 +27,8 @@ from omcm_core import Result, hookimpl
 
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 READ_TOOLS = ("Read", *FILE_TOOLS)
+#: The tools ``pre_tool`` answers: ``omcm install`` starts no PreToolUse process for others (docs/writing-plugins.md).
+handles_tools = {"pre_tool": ("Bash", *FILE_TOOLS)}
 
 
 @hookimpl
