@@ -2,8 +2,8 @@
 
 Full-text always works; semantic needs the ``[embeddings]`` extra and vectors
 made by the worker, and hybrid falls back to full text where vectors are
-missing. Results are masked again on the way out, for data stored before a
-pattern existed.
+missing. Results stored under older masking rules (their ``masked_with`` stamp
+is not :func:`omcm_core.redact.rules_version`) are masked again on the way out.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, rules_version
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
@@ -59,22 +59,28 @@ MARK = ("«", "»")
 
 
 def _row(row) -> dict[str, Any]:
-    event_id, ts, session, tool, success, file_path, command, output, payload, score, *rest = row
+    event_id, ts, session, tool, success, file_path, command, output, payload, masked_with, score, *rest = row
     data = json.loads(payload)
+    # Masked when stored; masked again only if stored under other rules than today's (before a pattern existed).
+    again = mask if masked_with != rules_version() else _same
     return {
         "event_id": event_id,
         "ts": ts,
         "session_id": session,
         "tool": tool,
         "success": bool(success),
-        "file": mask(file_path) if file_path else None,
-        "command": mask(command) if command else None,
-        "error": mask(data["errorMessage"]) if data.get("errorMessage") else None,
-        "output": mask(output),
+        "file": again(file_path) if file_path else None,
+        "command": again(command) if command else None,
+        "error": again(data["errorMessage"]) if data.get("errorMessage") else None,
+        "output": again(output),
         # The part that matched (full-text hits only), matched words between MARK.
-        "snippet": mask(rest[0]) if rest and rest[0] else None,
+        "snippet": again(rest[0]) if rest and rest[0] else None,
         "score": round(score, 6) if score is not None else None,
     }
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def with_relevance(hits: list[dict]) -> list[dict]:
@@ -88,7 +94,10 @@ def with_relevance(hits: list[dict]) -> list[dict]:
     return [{**h, "relevance": round(h["score"] / best, 2) if best and h["score"] else 0.0} for h in hits]
 
 
-COLUMNS = "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json"
+COLUMNS = (
+    "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json, "
+    "e.masked_with"
+)
 SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
 
 
