@@ -159,9 +159,12 @@ def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) ->
     candidates = np.argpartition(-scores, top)[: top + 1]
     order = candidates[np.argsort(-scores[candidates])]
     where, params = _where(filters)
-    out = []
+    out, seen = [], set()
     for index in order[: max(limit * 5, 50)]:
         event_id = ids[index].decode() if isinstance(ids[index], bytes) else str(ids[index])
+        if event_id in seen:  # an older copy of a vector stored again (see embedder.vector_matrix)
+            continue
+        seen.add(event_id)
         rows = store.query(
             f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}",
             [float(scores[index]), event_id, *params],
