@@ -120,26 +120,70 @@ def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -
     return hits[:limit]
 
 
+#: bm25 costs a read of every matching row's sizes: a query matching more rows than this ranks the
+#: newest this many of them (a word found in most calls finds the recent ones), then the next older
+#: slice while too few pass the filters, at most MAX_SLICES slices (the newest 25,000 matches).
+MAX_RANKED = 5_000
+MAX_SLICES = 5
+
+
 def _full_text(store, query: str | None, filters: Filters, limit: int) -> list[dict]:
-    if query is None:
+    if query is None or limit <= 0:
         return []
     where, params = _where(filters)
-    # bm25 is smaller for better matches: -rank is a score where higher is better.
-    if not where:
-        # Rank inside FTS5 first (C code, top-k; snippets only for the winners), then fetch their rows.
-        rows = store.query(
-            f"SELECT {COLUMNS}, -hits.rank, hits.snip FROM (SELECT rowid, rank, {SNIPPET} AS snip FROM observer_fts "
-            "WHERE observer_fts MATCH ? ORDER BY rank LIMIT ?) AS hits JOIN observer_events e ON e.id = hits.rowid "
-            "ORDER BY hits.rank",
-            [query, limit],
+    if where and not store.query(f"SELECT 1 FROM observer_events e WHERE 1{where} LIMIT 1", params):
+        return []  # nothing passes the filters (another project's folder): no match needs ranking
+    rows: list = []
+    upper = None  # rank the matches at or below this rowid (None: from the newest)
+    for _ in range(MAX_SLICES):
+        lower = _slice_start(store, query, upper)
+        bounds = "".join(
+            clause for clause, value in ((" AND f.rowid > ?", lower), (" AND f.rowid <= ?", upper)) if value is not None
         )
-    else:
-        rows = store.query(
-            f"SELECT {COLUMNS}, -observer_fts.rank, {SNIPPET} FROM observer_fts JOIN observer_events e "
-            f"ON e.id = observer_fts.rowid WHERE observer_fts MATCH ?{where} ORDER BY observer_fts.rank LIMIT ?",
-            [query, *params, limit],
+        bound_params = [value for value in (lower, upper) if value is not None]
+        # Ranked inside FTS5 (C code, top-k), snippets only for the winners, then their rows, filtered;
+        # most calls pass the usual filter (this project), so a few more winners than asked for do.
+        want = limit - len(rows)
+        window = want if not where else want * 4
+        found = store.query(
+            f"SELECT {COLUMNS}, -hits.rank, hits.snip FROM (SELECT f.rowid, f.rank, {SNIPPET} AS snip "
+            f"FROM observer_fts f WHERE observer_fts MATCH ?{bounds} ORDER BY f.rank LIMIT ?) AS hits "
+            f"JOIN observer_events e ON e.id = hits.rowid WHERE 1{where} ORDER BY hits.rank LIMIT ?",
+            [query, *bound_params, window, *params, want],
         )
+        if len(found) >= want or not where:
+            rows += found
+        else:
+            # The filters in the ranking query, but no snippet there: it would be made for every match.
+            ids = [
+                r[0]
+                for r in store.query(
+                    f"SELECT f.rowid FROM observer_fts f JOIN observer_events e ON e.id = f.rowid "
+                    f"WHERE observer_fts MATCH ?{bounds}{where} ORDER BY f.rank LIMIT ?",
+                    [query, *bound_params, *params, limit - len(rows)],
+                )
+            ]
+            if ids:
+                rows += store.query(
+                    f"SELECT {COLUMNS}, -f.rank, {SNIPPET} FROM observer_fts f JOIN observer_events e "
+                    f"ON e.id = f.rowid WHERE observer_fts MATCH ? AND f.rowid IN ({','.join('?' * len(ids))}) "
+                    "ORDER BY f.rank",
+                    [query, *ids],
+                )
+        if len(rows) >= limit or lower is None:
+            break
+        upper = lower
     return [_row(r) for r in rows]
+
+
+def _slice_start(store, query: str, upper: int | None) -> int | None:
+    """The rowid above which the newest MAX_RANKED matches (below ``upper``) lie; None if there are fewer."""
+    below, params = ("AND rowid <= ? ", [upper]) if upper is not None else ("", [])  # noqa: S608
+    row = store.query(
+        f"SELECT rowid FROM observer_fts WHERE observer_fts MATCH ? {below}ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        [query, *params, MAX_RANKED],
+    )
+    return row[0][0] if row else None
 
 
 def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:

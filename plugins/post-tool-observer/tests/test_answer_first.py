@@ -178,3 +178,26 @@ def test_search_masks_again_only_rows_masked_under_older_rules(omcm_dispatch, om
     older = search.full_text(store, "old")
     assert masker.calls > 0 and SECRET not in older[0]["output"] and "[REDACTED" in older[0]["output"]
     store.close()
+
+
+def test_a_word_in_many_calls_ranks_the_newest_and_filters_reach_older_slices(
+    omcm_dispatch, omcm_home, tmp_path, monkeypatch
+):
+    old_project, new_project = tmp_path / "old", tmp_path / "new"
+    old_project.mkdir()
+    new_project.mkdir()
+    for project, count in ((old_project, 2), (new_project, 8)):
+        env = {**ENV, "CLAUDE_PROJECT_DIR": str(project)}
+        dispatch = omcm_dispatch(names={"post-tool-observer": omcm_post_tool_observer}, env=env)
+        for i in range(count):
+            dispatch(post_tool_payload("Bash", {"command": f"make step{i}"}, {"stdout": f"alpha {project.name} {i}"}))
+    monkeypatch.setattr(search, "MAX_RANKED", 3)
+    store = Store(omcm_home)
+    newest = search.full_text(store, "alpha", limit=2)
+    # Ten calls match, more than MAX_RANKED: the newest three are ranked, so both hits are among them.
+    assert {hit["output"] for hit in newest} <= {"alpha new 5", "alpha new 6", "alpha new 7"} and len(newest) == 2
+    # The old project's calls are the oldest matches, four slices back: the filter still finds them.
+    older = search.full_text(store, "alpha", search.Filters(project=str(old_project)), limit=5)
+    assert sorted(hit["output"] for hit in older) == ["alpha old 0", "alpha old 1"]
+    assert search.full_text(store, "alpha", search.Filters(project=str(tmp_path / "elsewhere"))) == []
+    store.close()
