@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from post_tool_observer_bench import WEIGHTS, WORDS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = "/home/dev/projects/shop"
+PROJECT = "/tmp/omcm-year-project"  # must exist: `omcm search` keeps to the project it runs in
 
 
 def _output(rng: random.Random) -> str:
@@ -63,6 +63,7 @@ def build(home: Path, rows: int, seed: int = 5) -> float:
 
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed)
+    os.makedirs(PROJECT, exist_ok=True)
     store = Store(home)
     storage.ready(store)
     conn = store.conn
@@ -177,8 +178,9 @@ def main() -> int:
     built = time.perf_counter() - started
     cached = sum((cache / n).stat().st_size for n in ("vectors.f32", "vectors-ids.s36"))
     print(f"vector cache built from nothing in {built:.1f} s ({cached / rows:.0f} bytes per observation)")
-    # A project folder so `omcm search` searches the recorded project, as it would from inside it.
-    PROJECT_DIR = tempfile.mkdtemp(prefix="omcm-year-project-")
+    # Run from the recorded project's folder, as `omcm search` is: it searches that project.
+    os.makedirs(PROJECT, exist_ok=True)
+    PROJECT_DIR = PROJECT
     env = {**os.environ, "OMCM_HOME": str(home), "CLAUDE_PROJECT_DIR": PROJECT}
     env.pop("OMCM_LOAD_PLUGINS", None)
     omcm = [str(Path(sys.executable).parent / "omcm"), "search"]
