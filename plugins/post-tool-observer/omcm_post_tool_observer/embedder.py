@@ -97,9 +97,9 @@ def vector_matrix(store, model: str, cache=None):
             state = _extend(store, model, epoch, cache, state)
     if not state["n"]:
         return None, None
-    ids = np.memmap(cache / "vectors-ids.s36", dtype="S36", mode="r", shape=(state["n"],))
+    mapped_ids = np.memmap(cache / "vectors-ids.s36", dtype="S36", mode="r", shape=(state["n"],))
     matrix = np.memmap(cache / "vectors.f32", dtype=np.float32, mode="r", shape=(state["n"], state["dim"]))
-    return ids, matrix
+    return mapped_ids, matrix
 
 
 _CACHE_FORMAT = 2
@@ -142,7 +142,7 @@ def _extend(store, model: str, epoch, cache, state: dict | None) -> dict:
     from omcm_core.files import atomic_write_text
 
     fresh = state is None
-    n, dim, last = (0, 0, 0) if fresh else (state["n"], state["dim"], state["last"])
+    n, dim, last = (0, 0, 0) if state is None else (state["n"], state["dim"], state["last"])
     for name in ("vectors.f32", "vectors-ids.s36"):
         if fresh:  # a new epoch or model: start from nothing (old readers keep their mapping of the old file)
             with contextlib.suppress(FileNotFoundError):
