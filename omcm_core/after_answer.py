@@ -99,7 +99,7 @@ class Runner:
     """The warm dispatcher's background thread: runs submitted jobs in order on its own connections."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stores: dict[Any, Any] = {}
@@ -143,7 +143,12 @@ class Runner:
                     job()
                     continue
                 _while_a_call_runs()
-                _run_one(ctx, job, _store_for(self._stores, ctx.home))
+                store = _store_for(self._stores, ctx.home)
+                if store._conn is not None and not store.is_current():  # the file was deleted or replaced
+                    store.close()
+                    del self._stores[ctx.home]
+                    store = _store_for(self._stores, ctx.home)
+                _run_one(ctx, job, store)
         finally:
             for store in self._stores.values():
                 store.close()
