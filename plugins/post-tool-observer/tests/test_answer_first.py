@@ -3,8 +3,11 @@ masks again only rows masked under older rules."""
 
 import json
 import os
+import re
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,7 +15,6 @@ import omcm_post_tool_observer
 import pytest
 from omcm_post_tool_observer import search, storage
 
-from omcm_core._runtime import control, daemon
 from omcm_core.redact import rules_version
 from omcm_core.store import Store
 from omcm_core.testing import hook_payload, post_tool_payload, run_hook
@@ -68,15 +70,25 @@ def _no_raw_secret_under(home: Path) -> None:
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+def _daemon(env, action: str) -> str:
+    """`omcm daemon ACTION` (the dispatcher's own module is private to omcm)."""
+    argv = [sys.executable, "-m", "omcm_core", "daemon", action]
+    return subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True).stdout
+
+
+def _daemon_pid(env) -> int | None:
+    found = re.search(r"pid (\d+)", _daemon(env, "status"))
+    return int(found.group(1)) if found else None
+
+
 @pytest.fixture
 def warm(tmp_path):
     env = {**ENV, "OMCM_HOME": str(tmp_path / "home"), "OMCM_DAEMON": "1"}
-    full = {**os.environ, **env}
     # The first call answers in process and starts the dispatcher; wait until it listens.
     run_hook(hook_payload("SessionStart", source="startup"), env=env, event="SessionStart")
-    _wait_for(lambda: control.details(full))
+    _wait_for(lambda: _daemon_pid(env))
     yield env
-    daemon.stop(full)
+    _daemon(env, "stop")
 
 
 def _held_write_lock(home: Path) -> sqlite3.Connection:
@@ -101,7 +113,7 @@ def test_the_answer_is_out_before_the_call_is_recorded_and_a_killed_dispatcher_l
         session_id="s1",
         transcript_path=str(transcript),
     )
-    pid = control.details({**os.environ, **warm})["pid"]
+    pid = _daemon_pid(warm)
     lock = _held_write_lock(home)
     try:
         started = time.monotonic()
@@ -113,7 +125,7 @@ def test_the_answer_is_out_before_the_call_is_recorded_and_a_killed_dispatcher_l
         assert _observations(home, use_id) == []
         # The dispatcher dies with the recording still queued (it waits for the lock we hold).
         os.kill(pid, signal.SIGKILL)
-        _wait_for(lambda: control.details({**os.environ, **warm}) is None)
+        _wait_for(lambda: _daemon_pid(warm) is None)
     finally:
         lock.rollback()
         lock.close()
