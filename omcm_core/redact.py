@@ -205,7 +205,9 @@ def rules_version() -> str:
     pass) and of the detect-secrets version installed, so any change to a rule,
     a new detector or an upgrade of the library gives a new stamp and older
     rows are masked again when read. Computed from files, without importing the
-    library or compiling a rule (cached for the process).
+    library or compiling a rule (cached for the process). Where the library's pass
+    is skipped (:func:`omcm_core._redact_library.defer`) the stamp says so, and
+    the text is masked again by a process that runs it.
     """
     if not _VERSION:
         import glob
@@ -230,4 +232,7 @@ def rules_version() -> str:
             found = glob.glob(os.path.join(glob.escape(site), "detect_secrets-*"))
             digest.update(" ".join(sorted(os.path.basename(p) for p in found)).encode())
         _VERSION.append(digest.hexdigest()[:16])
-    return _VERSION[0]
+    from omcm_core import _redact_library
+
+    # A process masking with omcm's rules alone (a cold PreToolUse call) stamps what it masked so.
+    return _VERSION[0] if _redact_library.active() else _VERSION[0] + "-rules-only"
