@@ -193,3 +193,46 @@ def mask_cut(text: str, max_chars: int, library: bool = True) -> str:
 def mask_value(value: Any) -> Any:
     """Alias of mask_structured, kept for existing callers."""
     return mask_structured(value)
+
+
+_VERSION: list[str] = []
+
+
+def rules_version() -> str:
+    """A stamp of the masking in force: text masked under this stamp needs no second pass.
+
+    A hash of the rule sources (this module, the rule table, the detect-secrets
+    pass) and of the detect-secrets version installed, so any change to a rule,
+    a new detector or an upgrade of the library gives a new stamp and older
+    rows are masked again when read. Computed from files, without importing the
+    library or compiling a rule (cached for the process). Where the library's pass
+    is skipped (:func:`omcm_core._redact_library.defer`) the stamp says so, and
+    the text is masked again by a process that runs it.
+    """
+    if not _VERSION:
+        import glob
+        import hashlib
+        import importlib.util
+        import os
+        from pathlib import Path
+
+        digest = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for name in ("redact.py", "_redact_rules.py", "_redact_library.py"):
+            try:
+                digest.update((here / name).read_bytes())
+            except OSError:  # no sources (a frozen build): a stamp of this process alone, never trusted later
+                digest.update(os.urandom(16))
+        spec = importlib.util.find_spec("detect_secrets")
+        if spec is None or not spec.origin:
+            digest.update(b"no detect-secrets")
+        else:
+            # The installed version, from its dist-info's name: importing the library costs 100 ms.
+            site = os.path.dirname(os.path.dirname(spec.origin))
+            found = glob.glob(os.path.join(glob.escape(site), "detect_secrets-*"))
+            digest.update(" ".join(sorted(os.path.basename(p) for p in found)).encode())
+        _VERSION.append(digest.hexdigest()[:16])
+    from omcm_core import _redact_library
+
+    # A process masking with omcm's rules alone (a cold PreToolUse call) stamps what it masked so.
+    return _VERSION[0] if _redact_library.active() else _VERSION[0] + "-rules-only"

@@ -207,7 +207,12 @@ def answer(args, raw: bytes, environ=None, handoff=None):
     _enable_site()
     from omcm_core._runtime import dispatch
 
-    outcome = dispatch.handle(raw, argv_event or None, env, one_call=True)
+    jobs: list = []
+    outcome = dispatch.handle(raw, argv_event or None, env, one_call=True, later=jobs)
+    if jobs:  # the plugins' deferred work (omcm_core.after_answer): once the answer is out
+        from omcm_core import after_answer
+
+        _later.append(lambda: after_answer.run(jobs))
     return outcome.exit_code, outcome.stdout, outcome.stderr
 
 
@@ -280,6 +285,7 @@ def main(args) -> int:
             _os.write(2, err)
         if out:
             _os.write(real_stdout, out + b"\n")
+        _os.close(real_stdout)  # the answer is complete: what runs later must not hold it open
         run_later()
     except BaseException:  # pragma: no cover - dispatch.handle already catches
         code = 0

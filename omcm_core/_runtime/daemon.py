@@ -29,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+from omcm_core import after_answer
 from omcm_core._runtime import callstate, control, dispatch, listener, sessions, stats, turns, wire
 from omcm_core._runtime.codewatch import CodeWatch
 from omcm_core._runtime.control import status, stop
@@ -198,15 +199,19 @@ class Daemon:
         if waited is None:
             conn.sendall(wire.encode_refusal("busy"))
             return
+        later: list = []  # what the plugins left for after the answer (omcm_core.after_answer)
         try:
-            reply = self._run(conn, request)
+            reply = self._run(conn, request, later)
         finally:
             self.turns.give_back()
         _log.debug("daemon_call", waited_ms=round(waited * 1000, 1), typical_ms=round(self.turns.typical_s * 1000, 1))
-        if reply is not None:
-            conn.sendall(reply)
+        try:
+            if reply is not None:
+                conn.sendall(reply)
+        finally:
+            after_answer.RUNNER.submit(later)
 
-    def _run(self, conn: socket.socket, request: wire.Request) -> bytes | None:
+    def _run(self, conn: socket.socket, request: wire.Request, later: list) -> bytes | None:
         """Run one call if still wanted; the reply to send, or None if the caller had gone."""
         if self.stopping.is_set() or time.monotonic() > request.accept_by:
             conn.sendall(wire.encode_refusal("stopping" if self.stopping.is_set() else "late"))
@@ -222,7 +227,7 @@ class Daemon:
         except OSError:
             return None  # the caller gave up and answers in process: do not run it here too
         with callstate.applied(request.umask, request.cwd, request.env):
-            outcome = dispatch.handle(request.raw, request.event or None, request.env, keeper=self.keeper)
+            outcome = dispatch.handle(request.raw, request.event or None, request.env, keeper=self.keeper, later=later)
         self.served += 1
         self.last_activity = time.monotonic()
         if outcome.overran:
@@ -288,5 +293,6 @@ def run(env: dict | None = None) -> int:
     except TimeoutError:
         return 0  # another daemon is serving
     if _overran():
+        after_answer.RUNNER.wait(2.0)  # the answered calls' deferred work first (the rest is recovered later)
         os._exit(0)  # a plugin thread still runs, maybe holding the GIL: do not wait for it at exit
     return 0

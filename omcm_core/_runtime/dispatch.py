@@ -67,6 +67,7 @@ def handle(
     manager_factory: Callable[[Mapping[str, str]], Any] = manager_for,
     keeper: StoreKeeper | None = None,
     one_call: bool = False,
+    later: list | None = None,
 ) -> Reply:
     """Dispatch one payload to every enabled plugin and merge their answers.
 
@@ -76,6 +77,9 @@ def handle(
         client's in-process path): import only the plugins that implement
         the event's hook (:meth:`~omcm_core._runtime.discovery.PluginRegistry.for_hook`)
         instead of ``manager_factory``'s every plugin.
+    :param later: the caller runs the plugins' deferred jobs after writing the
+        answer (:mod:`omcm_core.after_answer`): they are appended here. Without
+        it they run before this returns.
     """
     env = dict(os.environ if env is None else env)
     home = omcm_home(env)
@@ -90,7 +94,7 @@ def handle(
 
             _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
-        return _answer(event, env, home, manager, keeper, started)
+        return _answer(event, env, home, manager, keeper, started, later)
     except BaseException as exc:  # the session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -168,7 +172,10 @@ class _Call:
             self.store.close()
 
 
-def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float) -> Reply:
+def _answer(
+    event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float, later: list | None
+) -> Reply:
+    from omcm_core import after_answer
     from omcm_core._runtime.breaker import Breaker, project_key
     from omcm_core._runtime.merge import merge
     from omcm_core.events import spec_for
@@ -185,9 +192,12 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
         )
         kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
         chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
-        report = manager.call(
-            call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
-        )
+        with after_answer.collecting([] if later is None else later) as jobs:
+            report = manager.call(
+                call.spec.hook, chosen, {"event": event}, call.budget_s, call.context_for, call.after_overrun
+            )
+        if later is None:  # nobody runs them after the answer: now, on the call's own connections
+            after_answer.run_now(jobs)
         opened = _opening(breaker, call.spec.hook, report.failures, call.core.breaker_threshold)
         _record(breaker, call.spec.hook, report, call.store)
         answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)

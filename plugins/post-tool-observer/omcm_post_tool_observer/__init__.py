@@ -14,6 +14,7 @@ import time
 import attrs
 
 from omcm_core import hookimpl
+from omcm_core.after_answer import defer
 from omcm_core.config import Project
 from omcm_core.records import Command
 
@@ -52,37 +53,60 @@ def config_schema():
     return ObserverConfig
 
 
+# Every hook here only records: the work runs after the answer (omcm_core.after_answer), in the
+# order the calls came, so Claude Code never waits for masking or the store. A call whose work was
+# lost with its process is recovered from the transcript (docs/plugins/post-tool-observer.md).
+
+
 @hookimpl
 def pre_tool(event, ctx):
     # Only to time the call when Claude Code does not send duration_ms (before v2.1.119).
     if event.tool_use_id and event.tool_name not in ctx.config(ObserverConfig).exclude_tools:
-        from omcm_post_tool_observer import storage
+        started = time.time()
 
-        storage.ready(ctx.store)
-        storage.note_start(ctx.store, event.tool_use_id)
+        def note(later) -> None:
+            from omcm_post_tool_observer import storage
+
+            storage.ready(later.store)
+            storage.note_start(later.store, event.tool_use_id, started)
+
+        defer(ctx, note)
 
 
 @hookimpl
 def post_tool(event, ctx):
-    from omcm_post_tool_observer import capture, storage
-
     config = ctx.config(ObserverConfig)
     if event.tool_name in config.exclude_tools:
         return None
+    seen = time.time()
+    defer(ctx, lambda later: _observe(event, later, config, seen))
+    return None
+
+
+def _observe(event, ctx, config, seen: float) -> None:
+    """Mask, compress and store one call (after the answer), with any unreported ones before it."""
+    from omcm_post_tool_observer import capture, storage
+
     storage.ready(ctx.store)
-    _record_unreported(event, ctx, config)
     embed = _embeddings_on(config)
-    event_id = storage.record(ctx.store, event, capture.observation, embed=embed, project=_project(ctx))
-    _share(ctx, config, event_id)
+    # Stored before the transcript is told a hook reported it: a process dying in between leaves the
+    # call unreported, so it is recorded again from the transcript, and record() finds it there already.
+    event_id = storage.record(ctx.store, event, capture.observation, embed=embed, project=_project(ctx), now=seen)
+    _record_unreported(event, ctx, config)
+    if event_id is not None:  # None: recorded already (from the transcript, after a dispatcher died)
+        _share(ctx, config, event_id)
     if embed:
         _maybe_start_worker(ctx, config)
     if config.share:
         _sync_if_due(ctx, config)
-    return None
 
 
 @hookimpl
 def stop(event, ctx):
+    defer(ctx, lambda later: _settle(event, later))
+
+
+def _settle(event, ctx) -> None:
     from omcm_post_tool_observer import storage
 
     storage.ready(ctx.store)
@@ -101,9 +125,15 @@ def _record_unreported(event, ctx, config) -> None:
     for call in calls:
         if call.tool_name not in config.exclude_tools:
             event_id = storage.record(
-                ctx.store, call.as_event(), capture.observation, embed=_embeddings_on(config), project=_project(ctx)
+                ctx.store,
+                call.as_event(),
+                capture.observation,
+                embed=_embeddings_on(config),
+                project=_project(ctx),
+                now=call.ts or None,  # when the transcript says it happened
             )
-            _share(ctx, config, event_id)
+            if event_id is not None:
+                _share(ctx, config, event_id)
 
 
 def _share(ctx, config, event_id: str) -> None:
@@ -134,10 +164,13 @@ def _sync_if_due(ctx, config) -> None:
 
 @hookimpl
 def user_prompt_submit(event, ctx):
+    if event.session_id:
+        defer(ctx, lambda later: _prompt(event, later))  # after the answer, in order with the calls' records
+
+
+def _prompt(event, ctx) -> None:
     from omcm_post_tool_observer import storage
 
-    if not event.session_id:
-        return
     storage.ready(ctx.store)
     if not event.is_task_notification:
         storage.new_prompt(ctx.store, event.session_id, event.prompt_id)
@@ -148,16 +181,16 @@ def user_prompt_submit(event, ctx):
 
 @hookimpl
 def session_start(event, ctx):
-    _prune_if_due(ctx)
+    defer(ctx, _prune_if_due)
 
 
 @hookimpl
 def session_end(event, ctx):
-    from omcm_post_tool_observer import storage
+    def settle_and_prune(later) -> None:
+        _settle(event, later)
+        _prune_if_due(later)
 
-    storage.ready(ctx.store)
-    _record_unreported(event, ctx, ctx.config(ObserverConfig))
-    _prune_if_due(ctx)
+    defer(ctx, settle_and_prune)
 
 
 def _prune_if_due(ctx) -> None:

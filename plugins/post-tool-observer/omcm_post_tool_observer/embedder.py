@@ -10,6 +10,7 @@ search --semantic`` load the model.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -59,9 +60,14 @@ def cache_dir(store):
 def vector_matrix(store, model: str, cache=None):
     """(event ids, n x dim matrix) of every stored vector of ``model``.
 
-    Reading 100,000 vectors out of SQLite takes over a second, so the matrix is
-    kept in ``cache`` as .npy files (memory-mapped on later searches) and rebuilt
-    only when the vectors changed (their count or highest rowid).
+    Reading a million vectors out of SQLite takes a minute, so the matrix is kept
+    in ``cache`` (``vectors.f32`` and ``vectors-ids.s36``, raw rows, memory-mapped
+    by every search) and extended, not rebuilt, as vectors are added: only the
+    rows past the highest rowid it holds are read. The background worker extends
+    it after each round, so a search finds it ready. It is rebuilt when vectors
+    were deleted (retention bumps ``vectors_epoch``) or the model changed. A vector
+    stored again for the same call (a retried job) leaves its older copy in the
+    cache: search skips an event id it has already seen.
     """
     import numpy as np
 
@@ -69,27 +75,110 @@ def vector_matrix(store, model: str, cache=None):
     ((last,),) = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
     if last == 0:
         return None, None
+    if cache is None:
+        ids, rows = [], []
+        for _rowid, event_id, vector in _vectors_after(store, model, 0):
+            ids.append(event_id.encode())
+            rows.append(vector)
+        if not rows:
+            return None, None
+        return np.array(ids, dtype="S36"), np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
     from omcm_post_tool_observer.storage import get_meta
 
-    key = f"{model}:{last}:{get_meta(store, 'vectors_epoch')}"
-    if cache is not None:
-        try:
-            if (cache / "vectors.key").read_text() == key:
-                return np.load(cache / "vectors-ids.npy", mmap_mode="r"), np.load(cache / "vectors.npy", mmap_mode="r")
-        except (OSError, ValueError):
-            pass
-    rows = store.query("SELECT event_id, vector FROM observer_vectors WHERE model = ? ORDER BY rowid", (model,))
-    if not rows:
-        return None, None
-    ids = np.array([r[0].encode() for r in rows], dtype="S36")
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    if cache is not None:
+    epoch = get_meta(store, "vectors_epoch")
+    state = _cache_state(cache, model, epoch)
+    if state is None or state["last"] < last:
+        from omcm_core.files import file_lock
         from omcm_core.paths import ensure_private_dir
 
         ensure_private_dir(cache)
-        for name, array in (("vectors-ids.npy", ids), ("vectors.npy", matrix)):
-            tmp = cache / f".{name}.tmp.npy"
-            np.save(tmp, array)
-            os.replace(tmp, cache / name)
-        (cache / "vectors.key").write_text(key)
-    return ids, matrix
+        with file_lock(cache / "vectors.lock", timeout=120):  # one writer; readers see whole rows only
+            state = _cache_state(cache, model, epoch)
+            state = _extend(store, model, epoch, cache, state)
+    if not state["n"]:
+        return None, None
+    mapped_ids = np.memmap(cache / "vectors-ids.s36", dtype="S36", mode="r", shape=(state["n"],))
+    matrix = np.memmap(cache / "vectors.f32", dtype=np.float32, mode="r", shape=(state["n"], state["dim"]))
+    return mapped_ids, matrix
+
+
+_CACHE_FORMAT = 2
+_BATCH = 20_000
+
+
+def _vectors_after(store, model: str, rowid: int):
+    """(rowid, event id, vector bytes) of ``model``'s vectors past ``rowid``, in batches (bounded memory)."""
+    while True:
+        rows = store.query(
+            "SELECT rowid, event_id, vector FROM observer_vectors WHERE model = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+            (model, rowid, _BATCH),
+        )
+        yield from rows
+        if len(rows) < _BATCH:
+            return
+        rowid = rows[-1][0]
+
+
+def _cache_state(cache, model: str, epoch) -> dict | None:
+    """What the cache holds, if it is of this model and epoch and its files hold every row it claims."""
+    import json
+
+    try:
+        state = json.loads((cache / "vectors.json").read_text())
+        if (state.get("format"), state.get("model"), state.get("epoch")) != (_CACHE_FORMAT, model, epoch):
+            return None
+        n, dim = int(state["n"]), int(state["dim"])
+        if (cache / "vectors.f32").stat().st_size < n * dim * 4 or (cache / "vectors-ids.s36").stat().st_size < n * 36:
+            return None
+        return state
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _extend(store, model: str, epoch, cache, state: dict | None) -> dict:
+    """Append the rows past ``state`` (or write the cache anew); the new state, saved."""
+    import json
+
+    from omcm_core.files import atomic_write_text
+
+    fresh = state is None
+    n, dim, last = (0, 0, 0) if state is None else (state["n"], state["dim"], state["last"])
+    for name in ("vectors.f32", "vectors-ids.s36"):
+        if fresh:  # a new epoch or model: start from nothing (old readers keep their mapping of the old file)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(cache / name)
+    with (
+        open(cache / "vectors.f32", "r+b" if not fresh else "wb") as vectors,
+        open(cache / "vectors-ids.s36", "r+b" if not fresh else "wb") as ids,
+    ):
+        # Whatever a writer killed halfway left past the last saved row is overwritten.
+        vectors.seek(n * dim * 4)
+        ids.seek(n * 36)
+        for rowid, event_id, vector in _vectors_after(store, model, last):
+            last = rowid
+            if not dim:
+                dim = len(vector) // 4
+            if len(vector) != dim * 4:
+                continue  # not this model's shape: never mixed into the matrix
+            vectors.write(vector)
+            ids.write(event_id.encode()[:36].ljust(36, b"\0"))
+            n += 1
+        vectors.truncate()
+        ids.truncate()
+        vectors.flush()
+        ids.flush()
+        os.fsync(vectors.fileno())
+        os.fsync(ids.fileno())
+    ((top,),) = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
+    state = {"format": _CACHE_FORMAT, "model": model, "epoch": epoch, "n": n, "dim": dim, "last": max(last, 0)}
+    if top > last and not _vectors_after_exist(store, model, last):
+        state["last"] = top  # the rows past it are another model's
+    atomic_write_text(cache / "vectors.json", json.dumps(state))
+    for old in ("vectors.npy", "vectors-ids.npy", "vectors.key"):  # the cache's first format
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(cache / old)
+    return state
+
+
+def _vectors_after_exist(store, model: str, rowid: int) -> bool:
+    return bool(store.query("SELECT 1 FROM observer_vectors WHERE model = ? AND rowid > ? LIMIT 1", (model, rowid)))

@@ -2,8 +2,8 @@
 
 Full-text always works; semantic needs the ``[embeddings]`` extra and vectors
 made by the worker, and hybrid falls back to full text where vectors are
-missing. Results are masked again on the way out, for data stored before a
-pattern existed.
+missing. Results stored under older masking rules (their ``masked_with`` stamp
+is not :func:`omcm_core.redact.rules_version`) are masked again on the way out.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
-from omcm_core.redact import mask
+from omcm_core.redact import mask, rules_version
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
@@ -59,22 +59,28 @@ MARK = ("«", "»")
 
 
 def _row(row) -> dict[str, Any]:
-    event_id, ts, session, tool, success, file_path, command, output, payload, score, *rest = row
+    event_id, ts, session, tool, success, file_path, command, output, payload, masked_with, score, *rest = row
     data = json.loads(payload)
+    # Masked when stored; masked again only if stored under other rules than today's (before a pattern existed).
+    again = mask if masked_with != rules_version() else _same
     return {
         "event_id": event_id,
         "ts": ts,
         "session_id": session,
         "tool": tool,
         "success": bool(success),
-        "file": mask(file_path) if file_path else None,
-        "command": mask(command) if command else None,
-        "error": mask(data["errorMessage"]) if data.get("errorMessage") else None,
-        "output": mask(output),
+        "file": again(file_path) if file_path else None,
+        "command": again(command) if command else None,
+        "error": again(data["errorMessage"]) if data.get("errorMessage") else None,
+        "output": again(output),
         # The part that matched (full-text hits only), matched words between MARK.
-        "snippet": mask(rest[0]) if rest and rest[0] else None,
+        "snippet": again(rest[0]) if rest and rest[0] else None,
         "score": round(score, 6) if score is not None else None,
     }
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def with_relevance(hits: list[dict]) -> list[dict]:
@@ -88,7 +94,10 @@ def with_relevance(hits: list[dict]) -> list[dict]:
     return [{**h, "relevance": round(h["score"] / best, 2) if best and h["score"] else 0.0} for h in hits]
 
 
-COLUMNS = "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json"
+COLUMNS = (
+    "e.event_id, e.ts, e.session_id, e.tool_name, e.success, e.file_path, e.command, e.output, e.payload_json, "
+    "e.masked_with"
+)
 SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
 
 
@@ -111,26 +120,70 @@ def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -
     return hits[:limit]
 
 
+#: bm25 costs a read of every matching row's sizes: a query matching more rows than this ranks the
+#: newest this many of them (a word found in most calls finds the recent ones), then the next older
+#: slice while too few pass the filters, at most MAX_SLICES slices (the newest 25,000 matches).
+MAX_RANKED = 5_000
+MAX_SLICES = 5
+
+
 def _full_text(store, query: str | None, filters: Filters, limit: int) -> list[dict]:
-    if query is None:
+    if query is None or limit <= 0:
         return []
     where, params = _where(filters)
-    # bm25 is smaller for better matches: -rank is a score where higher is better.
-    if not where:
-        # Rank inside FTS5 first (C code, top-k; snippets only for the winners), then fetch their rows.
-        rows = store.query(
-            f"SELECT {COLUMNS}, -hits.rank, hits.snip FROM (SELECT rowid, rank, {SNIPPET} AS snip FROM observer_fts "
-            "WHERE observer_fts MATCH ? ORDER BY rank LIMIT ?) AS hits JOIN observer_events e ON e.id = hits.rowid "
-            "ORDER BY hits.rank",
-            [query, limit],
+    if where and not store.query(f"SELECT 1 FROM observer_events e WHERE 1{where} LIMIT 1", params):
+        return []  # nothing passes the filters (another project's folder): no match needs ranking
+    rows: list = []
+    upper = None  # rank the matches at or below this rowid (None: from the newest)
+    for _ in range(MAX_SLICES):
+        lower = _slice_start(store, query, upper)
+        bounds = "".join(
+            clause for clause, value in ((" AND f.rowid > ?", lower), (" AND f.rowid <= ?", upper)) if value is not None
         )
-    else:
-        rows = store.query(
-            f"SELECT {COLUMNS}, -observer_fts.rank, {SNIPPET} FROM observer_fts JOIN observer_events e "
-            f"ON e.id = observer_fts.rowid WHERE observer_fts MATCH ?{where} ORDER BY observer_fts.rank LIMIT ?",
-            [query, *params, limit],
+        bound_params = [value for value in (lower, upper) if value is not None]
+        # Ranked inside FTS5 (C code, top-k), snippets only for the winners, then their rows, filtered;
+        # most calls pass the usual filter (this project), so a few more winners than asked for do.
+        want = limit - len(rows)
+        window = want if not where else want * 4
+        found = store.query(
+            f"SELECT {COLUMNS}, -hits.rank, hits.snip FROM (SELECT f.rowid, f.rank, {SNIPPET} AS snip "
+            f"FROM observer_fts f WHERE observer_fts MATCH ?{bounds} ORDER BY f.rank LIMIT ?) AS hits "
+            f"JOIN observer_events e ON e.id = hits.rowid WHERE 1{where} ORDER BY hits.rank LIMIT ?",
+            [query, *bound_params, window, *params, want],
         )
+        if len(found) >= want or not where:
+            rows += found
+        else:
+            # The filters in the ranking query, but no snippet there: it would be made for every match.
+            ids = [
+                r[0]
+                for r in store.query(
+                    f"SELECT f.rowid FROM observer_fts f JOIN observer_events e ON e.id = f.rowid "
+                    f"WHERE observer_fts MATCH ?{bounds}{where} ORDER BY f.rank LIMIT ?",
+                    [query, *bound_params, *params, limit - len(rows)],
+                )
+            ]
+            if ids:
+                rows += store.query(
+                    f"SELECT {COLUMNS}, -f.rank, {SNIPPET} FROM observer_fts f JOIN observer_events e "
+                    f"ON e.id = f.rowid WHERE observer_fts MATCH ? AND f.rowid IN ({','.join('?' * len(ids))}) "
+                    "ORDER BY f.rank",
+                    [query, *ids],
+                )
+        if len(rows) >= limit or lower is None:
+            break
+        upper = lower
     return [_row(r) for r in rows]
+
+
+def _slice_start(store, query: str, upper: int | None) -> int | None:
+    """The rowid above which the newest MAX_RANKED matches (below ``upper``) lie; None if there are fewer."""
+    below, params = ("AND rowid <= ? ", [upper]) if upper is not None else ("", [])  # noqa: S608
+    row = store.query(
+        f"SELECT rowid FROM observer_fts WHERE observer_fts MATCH ? {below}ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        [query, *params, MAX_RANKED],
+    )
+    return row[0][0] if row else None
 
 
 def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:
@@ -150,9 +203,12 @@ def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) ->
     candidates = np.argpartition(-scores, top)[: top + 1]
     order = candidates[np.argsort(-scores[candidates])]
     where, params = _where(filters)
-    out = []
+    out, seen = [], set()
     for index in order[: max(limit * 5, 50)]:
         event_id = ids[index].decode() if isinstance(ids[index], bytes) else str(ids[index])
+        if event_id in seen:  # an older copy of a vector stored again (see embedder.vector_matrix)
+            continue
+        seen.add(event_id)
         rows = store.query(
             f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}",
             [float(scores[index]), event_id, *params],

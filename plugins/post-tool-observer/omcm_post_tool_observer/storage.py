@@ -108,6 +108,9 @@ MIGRATIONS = [
     ALTER TABLE observer_events ADD COLUMN project TEXT;
     CREATE INDEX observer_events_project ON observer_events(project, ts);
     """,
+    # The masking rules' stamp (omcm_core.redact.rules_version) each row was masked under: search masks
+    # again only rows masked under other rules. Rows from before have none, so they are masked again.
+    "ALTER TABLE observer_events ADD COLUMN masked_with TEXT",
 ]
 
 
@@ -115,9 +118,12 @@ def ready(store) -> None:
     store.migrate(PLUGIN, MIGRATIONS)
 
 
-def note_start(store, tool_use_id: str) -> None:
+def note_start(store, tool_use_id: str, started: float | None = None) -> None:
     with store.transaction() as conn:
-        conn.execute("INSERT OR REPLACE INTO observer_starts(tool_use_id, ts) VALUES(?, ?)", (tool_use_id, time.time()))
+        conn.execute(
+            "INSERT OR REPLACE INTO observer_starts(tool_use_id, ts) VALUES(?, ?)",
+            (tool_use_id, time.time() if started is None else started),
+        )
 
 
 def next_position(conn, session_id: str | None, prompt_id: str | None) -> tuple[int, int]:
@@ -161,16 +167,26 @@ def same_prompt(store, session_id: str, prompt_id: str) -> None:
         )
 
 
-def record(store, event, build, embed: bool, project: str | None = None) -> str:
+def record(store, event, build, embed: bool, project: str | None = None, now: float | None = None) -> str | None:
     """Write one observation (and its outbox job) in one transaction; returns its event id.
 
-    ``project`` is the project folder the call was made in (``ctx.project_dir``)."""
-    from omcm_core.redact import prepare
+    ``project`` is the project folder the call was made in (``ctx.project_dir``);
+    ``now`` when the call was seen (its hook ran). None when a row for this
+    ``tool_use_id`` is already stored: a call recorded from the transcript, after
+    the process that answered its hook died with the work undone, is not stored twice.
+    """
+    from omcm_core.redact import prepare, rules_version
 
     prepare()  # building the observation masks: import masking's detectors before taking the write lock
     event_id = str(uuid.uuid4())
-    now = time.time()
+    now = time.time() if now is None else now
+    # Masked outside the transaction (it is most of the work): the write lock is held only to write.
+    obs = build(event, event.duration_ms, 0, 0)
+    payload_fields = {k: v for k, v in obs.items() if k != "toolOutput"}
+    meta = obs["metadata"]
     with store.transaction() as conn:
+        if event.tool_use_id and _recorded(conn, event.session_id, event.tool_use_id):
+            return None
         duration = event.duration_ms
         if duration is None and event.tool_use_id:
             row = conn.execute("SELECT ts FROM observer_starts WHERE tool_use_id = ?", (event.tool_use_id,)).fetchone()
@@ -179,13 +195,12 @@ def record(store, event, build, embed: bool, project: str | None = None) -> str:
         if event.tool_use_id:
             conn.execute("DELETE FROM observer_starts WHERE tool_use_id = ?", (event.tool_use_id,))
         prompt_index, tool_index = next_position(conn, event.session_id, event.prompt_id)
-        obs = build(event, duration, prompt_index, tool_index)
-        payload = json.dumps({k: v for k, v in obs.items() if k != "toolOutput"}, ensure_ascii=False, default=str)
-        meta = obs["metadata"]
+        payload_fields.update(durationMs=duration, promptIndex=prompt_index, toolIndex=tool_index)
+        payload = json.dumps(payload_fields, ensure_ascii=False, default=str)
         conn.execute(
             "INSERT INTO observer_events(event_id, session_id, ts, tool_name, tool_use_id, success, duration_ms, "
-            "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error, project) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "prompt_index, tool_index, file_path, command, output, payload_json, bytes, error, project, masked_with) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event_id,
                 event.session_id,
@@ -203,6 +218,7 @@ def record(store, event, build, embed: bool, project: str | None = None) -> str:
                 len(payload) + len(obs["toolOutput"]),
                 obs.get("errorMessage"),
                 project,
+                rules_version(),
             ),
         )
         if embed:
@@ -210,6 +226,16 @@ def record(store, event, build, embed: bool, project: str | None = None) -> str:
                 "INSERT INTO observer_outbox(event_id, created, updated) VALUES(?, ?, ?)", (event_id, now, now)
             )
     return event_id
+
+
+def _recorded(conn, session_id: str | None, tool_use_id: str) -> bool:
+    # Through the (session_id, ts) index: a session's rows, not the whole table.
+    return (
+        conn.execute(
+            "SELECT 1 FROM observer_events WHERE session_id IS ? AND tool_use_id = ? LIMIT 1", (session_id, tool_use_id)
+        ).fetchone()
+        is not None
+    )
 
 
 def pending_jobs(store) -> int:

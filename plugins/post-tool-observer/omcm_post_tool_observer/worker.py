@@ -72,11 +72,13 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0, threads
     try:
         with file_lock(lock_dir / LOCK_NAME, timeout=0):
             model = embedder.load()
+            _extend_cache(store, model, log)  # after a prune, the cache is rebuilt here rather than at a search
             done, idle_since = 0, time.monotonic()
             while store.is_current():
                 count = _round(store, model, log, threads)
                 if count:
                     done, idle_since = done + count, time.monotonic()
+                    _extend_cache(store, model, log)
                 elif time.monotonic() - idle_since >= idle_s:
                     break
                 else:
@@ -86,6 +88,14 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0, threads
             return done
     except TimeoutError:
         return 0
+
+
+def _extend_cache(store, model, log) -> None:
+    """Add the new vectors to search's memory-mapped matrix now, so no search has to."""
+    try:
+        embedder.vector_matrix(store, model.name, embedder.cache_dir(store))
+    except Exception as exc:  # search rebuilds what is missing
+        log.warning("vector_cache_not_extended", error=f"{type(exc).__name__}: {exc}")
 
 
 def _round(store, model, log, threads: int = 1) -> int:
