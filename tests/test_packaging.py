@@ -97,3 +97,16 @@ def test_building_a_distribution_warns_about_nothing(project, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     warnings = [line for line in (proc.stdout + proc.stderr).splitlines() if "Warning" in line]
     assert warnings == []
+
+
+def test_every_python_package_of_omcm_core_is_shipped():
+    """A new subpackage missing from pyproject's list works in the checkout and fails once installed."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    root = ROOT
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(root).parts) for init in (root / "omcm_core").rglob("__init__.py")}
+    assert found - listed == set()
