@@ -130,7 +130,7 @@ def test_the_daemon_does_not_run_a_call_past_its_deadline_after_its_turn_came(tm
     warm = daemon.Daemon(str(tmp_path / "unused.sock"), sessions.Policy.from_env({}), 250)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     with ours, theirs:
-        assert warm._run(theirs, wire.Request(_late_request())) is None
+        assert warm._run(theirs, wire.Request(_late_request()), []) is None
         theirs.shutdown(socket.SHUT_WR)
         ours.settimeout(5)
         reply = ours.recv(65536)
