@@ -369,7 +369,8 @@ def worktree_remove(event: WorktreeRemoveEvent, ctx: Context) -> None:
 def task_created(event: TaskEvent, ctx: Context) -> Result | None:
     """TaskCreated: a task is being created (``task_id``, ``task_subject``, ``teammate_name``, ...).
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to refuse it: the task is not
+        created and the model gets the reason as the TaskCreate call's error.
     """
 
 
@@ -377,7 +378,8 @@ def task_created(event: TaskEvent, ctx: Context) -> Result | None:
 def task_completed(event: TaskEvent, ctx: Context) -> Result | None:
     """TaskCompleted: a task is being marked completed.
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to refuse it: the task stays
+        open and the model gets the reason as the TaskUpdate call's error.
     """
 
 
@@ -385,7 +387,8 @@ def task_completed(event: TaskEvent, ctx: Context) -> Result | None:
 def teammate_idle(event: TeammateIdleEvent, ctx: Context) -> Result | None:
     """TeammateIdle: a teammate (``teammate_name`` of ``team_name``) is about to go idle.
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to keep it from idling.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to keep it working (the
+        teammate gets the reason as feedback).
     """
 
 

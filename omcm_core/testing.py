@@ -33,7 +33,17 @@ from typing import Any
 
 import pytest
 
-from omcm_core._failure_capture import PluginFailed, logged_failures, raise_first, recording_manager, size_of
+from omcm_core._failure_capture import (
+    ContextCut as ContextCut,  # re-exported: what a strict test raises when the budget cut a context
+)
+from omcm_core._failure_capture import (
+    PluginFailed,
+    logged_failures,
+    raise_context_cut,
+    raise_first,
+    recording_manager,
+    size_of,
+)
 
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -203,7 +213,10 @@ class Dispatcher:
     its traceback, and raises :class:`PluginFailed` for a plugin that overran or
     returned something not a ``Result``: in production the core skips such a
     plugin and answers without it, which in a test only shows as a missing
-    answer. ``strict=False`` keeps that isolation, for tests of it.
+    answer. It raises :class:`ContextCut` when the context budget
+    (``[core] context_budget``, ``context_caps``) cut a plugin's
+    ``additional_context``: production keeps the head and logs a warning, which
+    in a test would pass unseen. ``strict=False`` keeps that isolation, for tests of it.
 
     ``keeper`` (a :class:`omcm_core._runtime.dispatch.StoreKeeper`) keeps the store open
     between calls, as the warm dispatcher does.
@@ -219,7 +232,8 @@ class Dispatcher:
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
             if not info.enabled:
-                raise ValueError(f"plugin {name} could not be registered: {info.why}")
+                fix = f" (fix: {info.fix})" if info.fix else ""
+                raise ValueError(f"plugin {name} could not be registered: {info.why}{fix}")
         self.last_stdout = b""
 
     def __call__(self, payload: Any, event: str | None = None) -> dict | None:
@@ -231,6 +245,8 @@ class Dispatcher:
         self.last_stdout = outcome.stdout
         if self.strict and self.manager.problems:
             raise_first(self.manager.problems[0])
+        if self.strict and outcome.cuts:
+            raise_context_cut(outcome.cuts[0])
         return json.loads(outcome.stdout) if outcome.stdout else None
 
 

@@ -129,18 +129,18 @@ def worktree_remove(event, ctx):
 @hookimpl
 def task_created(event, ctx):
     if not event.task_description:
-        return Result(halt=True, halt_reason=f"task {event.task_id} needs a description")
+        return Result(block=True, reason=f"task {event.task_id} needs a description")
     return None
 
 
 @hookimpl
 def task_completed(event, ctx):
-    return Result(halt=True, halt_reason=f"{event.task_subject}: run the tests first")
+    return Result(block=True, reason=f"{event.task_subject}: run the tests first")
 
 
 @hookimpl
 def teammate_idle(event, ctx):
-    return Result(halt=True, halt_reason=f"{event.teammate_name} of {event.team_name}: the queue is not empty")
+    return Result(block=True, reason=f"{event.teammate_name} of {event.team_name}: the queue is not empty")
 
 
 @hookimpl
