@@ -130,7 +130,7 @@ def size_of(path: Path | None) -> int:
 
 
 def logged_failures(log: Path, start: int) -> list[dict]:
-    """``plugin_failed`` lines (raised or garbage) written to ``log`` after byte ``start``."""
+    """``plugin_failed`` (raised or garbage) and ``context_cut`` lines written to ``log`` after byte ``start``."""
     try:
         with open(log, "rb") as handle:
             handle.seek(start if start <= log.stat().st_size else 0)  # rotated or replaced: read it all
@@ -143,6 +143,10 @@ def logged_failures(log: Path, start: int) -> list[dict]:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout":
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("event") == "context_cut" or (
+            entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout"
+        ):
             failures.append(entry)
     return failures

@@ -347,7 +347,8 @@ def run_hook(
 
     ``strict`` (the default): when a plugin raised or returned something not a
     ``Result`` during the call, raise :class:`PluginFailed` with the error the
-    core logged (the subprocess still answered without it). It reads the log of
+    core logged (the subprocess still answered without it); when the context
+    budget cut a plugin's ``additional_context``, raise :class:`ContextCut`. It reads the log of
     the ``OMCM_HOME`` the hook ran with, so only when one is set; a plugin that
     overran is not reported here (a loaded test machine would make that flaky).
     ``strict=False`` returns the process whatever the plugins did.
@@ -360,6 +361,8 @@ def run_hook(
     proc = subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
     if log is not None:
         for line in logged_failures(log, start):
+            if line.get("event") == "context_cut":
+                raise_context_cut(line)
             raise PluginFailed(
                 f"omcm plugin {line.get('plugin')!r} failed in its {line.get('hook')} hook ({line.get('kind')}): "
                 f"{line.get('error')} (omcm_dispatch shows the traceback; run_hook(..., strict=False) isolates it)"

@@ -98,12 +98,8 @@ def hooks_for(raw: str) -> list[str]:
     if not chosen:
         raise BadName(f"no hook given: choose from {', '.join(ALL_HOOKS)}")
     if unknown:
-        guesses = [(h, did_you_mean(h, ALL_HOOKS)) for h in unknown]
-        if all(close for _, close in guesses):
-            hint = "; ".join(f"did you mean {close}?" for _, close in guesses)
-        else:
-            hint = f"choose from {', '.join(ALL_HOOKS)}"
-        raise BadName(f"unknown hook(s) {', '.join(unknown)}: {hint}")
+        named = ", ".join(f"{h} (did you mean {c}?)" if (c := did_you_mean(h, ALL_HOOKS)) else h for h in unknown)
+        raise BadName(f"unknown hook(s) {named}: the hooks are {', '.join(ALL_HOOKS)}")
     return [h for h in ALL_HOOKS if h in chosen]
 
 
