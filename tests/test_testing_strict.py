@@ -159,3 +159,30 @@ def test_strict_names_the_return_line_of_a_result_that_cannot_be_rendered(omcm_d
     assert "updated_input must be a dict, got str, at " in message
     assert f"{__file__}:" in message and "# the author's mistake, on this line" in message
     assert "_failure_capture.py" not in message
+
+
+def test_a_timeout_shows_where_the_hook_was_stuck(omcm_dispatch, omcm_home):
+    import threading
+
+    omcm_home.mkdir()
+    (omcm_home / "config.toml").write_text("[core]\nplugin_budget_ms = 300\n")
+    release = threading.Event()
+
+    def wait_for_the_lock():
+        release.wait(30)  # the line the hook is stuck on
+
+    class Hangs:
+        @hookimpl
+        def pre_tool(self, event):
+            wait_for_the_lock()
+
+    try:
+        with pytest.raises(PluginFailed) as info:
+            omcm_dispatch(names={"hangs": Hangs()})(pre_tool_payload("Bash", {"command": "ls"}))
+    finally:
+        release.set()
+    message = str(info.value)
+    assert "'hangs' failed in its pre_tool hook: timeout: overran its 300 ms budget; stuck at:" in message
+    assert "in pre_tool\n    wait_for_the_lock()" in message
+    assert message.endswith("in wait_for_the_lock\n    release.wait(30)  # the line the hook is stuck on")
+    assert "budget.py" not in message and "_failure_capture.py" not in message
