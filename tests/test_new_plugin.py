@@ -152,3 +152,16 @@ def test_a_mistyped_hook_gets_did_you_mean(tmp_path):
         "unknown hook(s) subagent_strat (did you mean subagent_start?), pre_tol (did you mean pre_tool?): "
         "the hooks are pre_tool, post_tool, " in proc.stderr
     )
+
+
+def test_the_manual_lists_the_hooks_the_cli_takes():
+    import re
+
+    from omcm_core._cli.new_plugin import ALL_HOOKS
+
+    manual = (Path(__file__).resolve().parents[1] / "docs" / "writing-plugins.md").read_text()
+    section = " ".join(manual.split("## 1. Start with `omcm new-plugin`")[1].split("<!--")[0].split())
+    examples = re.search(r"worked example and its test: (.*?)\. These", section).group(1)
+    stubs = re.search(r"says what each answers\): (.*?)\. It says", section).group(1)
+    assert re.findall(r"`(\w+)`", examples) == list(HOOKS)
+    assert re.findall(r"`(\w+)`", stubs) == [h for h in ALL_HOOKS if h not in HOOKS]
