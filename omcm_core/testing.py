@@ -16,6 +16,11 @@ Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`hook_payload` for any other event; :func:`event_from`
 turns a payload into the event record a hook receives.
 
+- ``omcm_plugin``: ``omcm_plugin(plugin)`` returns the plugin's other surfaces:
+  its ``omcm`` subcommands (``.cli``), its MCP tools as ``omcm mcp`` serves them
+  (``.mcp``, ``.mcp_tools``), its doctor report (``.doctor``) and its settings as
+  a user or a project writes them (``.settings``).
+
 End to end, through a real subprocess as Claude Code would run it:
 :func:`run_hook`.
 """
@@ -310,6 +315,30 @@ def omcm_dispatch(omcm_home: Path):
             chosen[_plugin_name(plugin)] = plugin
         full_env = {**os.environ, "OMCM_HOME": str(omcm_home), **(env or {})}
         return Dispatcher(chosen, full_env, keeper, strict=strict)
+
+    return factory
+
+
+@pytest.fixture
+def omcm_plugin(omcm_home: Path, tmp_path: Path):
+    """``omcm_plugin(plugin, name=None)`` -> the plugin's other surfaces, driven as omcm drives them.
+
+    ``.cli("lessons", "--json")`` runs ``omcm`` (its own subcommands included) and
+    returns ``CliRun(code, stdout, stderr)``; ``.mcp("tool", **arguments)`` calls an
+    MCP tool through the server ``omcm mcp`` builds and the MCP SDK's client
+    (``McpAnswer(text, is_error)``); ``.mcp_tools()`` lists them with their input
+    schemas; ``.doctor()`` gives the lines ``omcm doctor`` shows for the plugin;
+    ``.settings(Schema, user="k = 1", project="k = 2")`` loads its config section
+    as a user's ``config.toml`` and a project's ``.claude/omcm.toml`` set it.
+    Only this plugin is registered; the home and the project (``.project``) are private.
+    """
+    from omcm_core._surfaces import PluginSurfaces
+
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+
+    def factory(plugin: Any, name: str | None = None) -> PluginSurfaces:
+        return PluginSurfaces(name or _plugin_name(plugin), plugin, omcm_home, project, os.environ)
 
     return factory
 
