@@ -109,15 +109,25 @@ def _inside(filename: str, source: str) -> bool:
     return filename == source or filename.startswith(source.rstrip(os.sep) + os.sep)
 
 
+def _installed(source: str) -> bool:
+    """Whether the plugin's code is a copy an installer put in site-packages (not the author's own files)."""
+    parts = source.replace("\\", "/").split("/")
+    return "site-packages" in parts or "dist-packages" in parts
+
+
 def failing_line(exc: BaseException, source: str) -> str:
     """``path:line: code`` of the plugin's own line ``exc`` came from ("" when none is the plugin's).
 
     The innermost frame inside ``source`` (the plugin's file or package folder) wins; a
     SyntaxError names its line itself. Any frame of omcm or of importlib is not the author's.
+    For a plugin installed into site-packages there is none: the author's files are
+    elsewhere, and a reinstall is what fixes a broken copy.
     """
     import linecache
     import traceback
 
+    if _installed(source):
+        return ""  # a copy pip made (a half-finished upgrade, a missing dependency): reinstalling fixes it
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and _inside(exc.filename, source):
         code = (exc.text or linecache.getline(exc.filename, exc.lineno)).strip()
         return f"fix {exc.filename}:{exc.lineno}" + (f": {code}" if code else "")
