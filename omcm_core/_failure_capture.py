@@ -107,8 +107,8 @@ def returned_from(function: Any, kwargs: dict) -> tuple[Any, str]:
     seen: list[tuple[str, int]] = []
 
     def profile(frame: Any, event: str, _arg: Any) -> None:
-        if event == "return" and frame.f_code is code:
-            seen.append((frame.f_code.co_filename, frame.f_lineno))
+        if event == "return" and code is not None and frame.f_code is code:
+            seen.append((code.co_filename, frame.f_lineno))
 
     previous = sys.getprofile()
     sys.setprofile(profile)

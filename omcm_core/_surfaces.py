@@ -100,10 +100,7 @@ class PluginSurfaces:
         async def talk() -> tuple[list[McpToolInfo], list[McpAnswer]]:
             async with Client(server) as client:
                 listed = await client.list_tools()
-                tools = [
-                    McpToolInfo(t.name, t.description or "", dict(t.input_schema or {}))
-                    for t in getattr(listed, "tools", listed)
-                ]
+                tools = [McpToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in listed.tools]
                 answers = []
                 for name, arguments in calls:
                     result = await client.call_tool(name, arguments)

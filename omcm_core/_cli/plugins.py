@@ -96,8 +96,8 @@ def _reset(names: list[str], inv: Invocation) -> int:
             print(f"{name}: no breaker was open or counting")
         else:
             close = did_you_mean(name, known)
-            names = ", ".join(sorted(inv.manager.infos)) or "none"
-            hint = f": did you mean {close}?" if close else f" (installed: {names})"
+            installed = ", ".join(sorted(inv.manager.infos)) or "none"
+            hint = f": did you mean {close}?" if close else f" (installed: {installed})"
             print(f"omcm plugins reset: no plugin named {name!r}{hint}", file=sys.stderr)
             status = 1
     return status

@@ -221,8 +221,8 @@ class PluginRegistry:
         try:
             self.pm.register(plugin, name=info.name)
         except Exception as exc:
-            mistake = hook_checks.signature_error(str(exc), self._spec_args())
-            info.enabled, info.why, info.fix = False, mistake.why, mistake.fix
+            refused = hook_checks.signature_error(str(exc), self._spec_args())
+            info.enabled, info.why, info.fix = False, refused.why, refused.fix
             _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
             return
         wrappers = sorted(
@@ -249,7 +249,7 @@ class PluginRegistry:
             ],
             key=lambda pair: pair[0],
         )
-        mistake = (
+        mistake: hook_checks.Mistake | None = (
             hook_checks.misspelt(info.name, unknown, self._spec_args())
             if unknown
             else hook_checks.defaulted(info.name, self._impls_of(plugin))

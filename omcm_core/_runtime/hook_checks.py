@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -83,7 +83,7 @@ def defaulted(plugin: str, impls: Iterable[tuple[str, Any, Sequence[str]]]) -> M
 _PLUGGY_ARGS = re.compile(r"for hook '(?P<hook>\w+)'.*Argument\(s\) \{(?P<args>[^}]*)\} are declared", re.S)
 
 
-def signature_error(message: str, spec_args: dict[str, Sequence[str]]) -> Mistake:
+def signature_error(message: str, spec_args: Mapping[str, Sequence[str]]) -> Mistake:
     """pluggy's refusal of a hook's arguments (``message``) as a one-line why and the argument to change."""
     found = _PLUGGY_ARGS.search(message)
     if not found:
