@@ -31,7 +31,8 @@ def permission_request(event, ctx):
 
 @hookimpl
 def permission_denied(event, ctx):
-    return Result(retry=event.reason == "classifier unavailable")
+    _note(ctx, event, tool=event.tool_name, input=event.tool_input, reason=event.reason)
+    return Result(retry=(event.reason or "").lower() == "classifier unavailable")
 
 
 @hookimpl
