@@ -151,6 +151,8 @@ def test_mistyped_names_get_did_you_mean(env, tmp_path):
     assert "pguard" in nothing.stderr.split("installed: ")[1]
     fine = omcm(env, "plugins", "reset", "pguard")
     assert fine.returncode == 0 and "pguard: no breaker was open or counting" in fine.stdout
+    selected = omcm({**env, "OMCM_LOAD_PLUGINS": "pgaurd"}, "plugins")
+    assert "OMCM_LOAD_PLUGINS names 'pgaurd', which is not an installed plugin: did you mean pguard?" in selected.stderr
     command = omcm(env, "plugns")
     assert command.returncode == 2 and "'plugns' is not an omcm command: did you mean `omcm plugins`?" in command.stderr
     assert command.stdout == ""

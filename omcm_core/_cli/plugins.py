@@ -71,6 +71,7 @@ def plugins(args: argparse.Namespace, inv: Invocation) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    _mistyped_selection(inv)
     if not rows:
         print("No omcm plugins installed.")
     for r in rows:
@@ -81,6 +82,18 @@ def plugins(args: argparse.Namespace, inv: Invocation) -> int:
         if r["denying_every_tool_call"]:
             print(f"{'':<20} !! in [core] fail_closed and not loaded: EVERY TOOL CALL IS DENIED until it loads")
     return 0
+
+
+def _mistyped_selection(inv: Invocation) -> None:
+    """A name in OMCM_LOAD_PLUGINS / OMCM_DISABLE_PLUGINS that no plugin has: said, with the closest one."""
+    from omcm_core._runtime.hook_checks import did_you_mean
+
+    known = sorted({n for i in inv.manager.infos.values() for n in (i.name, i.distribution) if n})
+    for variable in ("OMCM_LOAD_PLUGINS", "OMCM_DISABLE_PLUGINS"):
+        for name in sorted({p.strip() for p in inv.env.get(variable, "").split(",") if p.strip()} - set(known)):
+            close = did_you_mean(name, known)
+            hint = f": did you mean {close}?" if close else ""
+            print(f"omcm: {variable} names {name!r}, which is not an installed plugin{hint}", file=sys.stderr)
 
 
 def _reset(names: list[str], inv: Invocation) -> int:
