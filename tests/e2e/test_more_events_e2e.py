@@ -77,3 +77,16 @@ def test_auto_mode_denial_fires_permission_denied_and_the_retry_answer_reaches_t
     # omcm's answer (retry, as this plugin asks when the classifier was unavailable) was parsed by the client.
     debug = run.debug_log.read_text(errors="replace")
     assert '"hookSpecificOutput":{"hookEventName":"PermissionDenied","retry":true}' in debug, run.explain()
+
+
+@pytest.mark.parametrize("flag", ["--init", "--maintenance"])
+def test_setup_fires_and_its_context_is_parsed_but_not_given_to_the_model_in_print_mode(world, flag):
+    """Measured on 2.1.330 and 2.1.332: documented in docs/e2e.md; a client that starts passing it on fails here."""
+    run = world.session([[text("ok")]], prompt="hello", args=[flag])
+    assert run.returncode == 0 and not run.timed_out, run.explain()
+    trigger = flag.removeprefix("--")
+    assert [e.get("hook_name") for e in run.hook_events("Setup", "hook_started")] == [f"Setup:{trigger}"]
+    debug = run.debug_log.read_text(errors="replace")
+    assert f'"additionalContext":"setup: {trigger}"' in debug  # omcm's answer, parsed by the client
+    assert f"provided additionalContext ({len('setup: ' + trigger)} chars)" in debug
+    assert not any(f"setup: {trigger}" in json.dumps(r.body) for r in run.requests), "Setup context reached the model"
