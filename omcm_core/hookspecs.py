@@ -265,7 +265,13 @@ def post_compact(event: PostCompactEvent, ctx: Context) -> None:
 def setup(event: SetupEvent, ctx: Context) -> Result | None:
     """Setup (v2.1.10): repository setup (``event.trigger``: init or maintenance).
 
-    :return: ``None`` or a Result; ``additional_context`` opens the conversation.
+    Fires when Claude Code starts with ``--init``, ``--init-only`` or ``--maintenance``;
+    not at an ordinary start (that is SessionStart).
+
+    :return: ``None`` or a Result; ``additional_context`` is meant to open the
+        conversation, but in print mode (``-p``) 2.1.330 and 2.1.332 parse it and
+        give it to no request (measured, tests/e2e/test_more_events_e2e.py): do
+        the setup work here and say what matters at SessionStart.
     """
 
 
