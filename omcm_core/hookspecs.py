@@ -265,7 +265,7 @@ def post_compact(event: PostCompactEvent, ctx: Context) -> None:
 def setup(event: SetupEvent, ctx: Context) -> Result | None:
     """Setup (v2.1.10): repository setup (``event.trigger``: init or maintenance).
 
-    Fires when Claude Code starts with ``--init``, ``--init-only`` or ``--maintenance``;
+    Fires when Claude Code starts with ``--init`` or ``--maintenance`` (measured with ``-p``);
     not at an ordinary start (that is SessionStart).
 
     :return: ``None`` or a Result; ``additional_context`` is meant to open the
