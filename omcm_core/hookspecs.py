@@ -337,7 +337,8 @@ def post_model_switch(event: ModelSwitchEvent, ctx: Context) -> Result | None:
     """PostModelSwitch (v2.1.251): the session's model changed.
 
     :return: ``None`` or a Result; ``additional_context`` reaches the model
-        with the next request the new model serves.
+        with the next request the new model serves (measured in the interactive
+        client, 2.1.330 and 2.1.332; in ``-p`` a ``/model`` run sends no request).
     """
 
 
