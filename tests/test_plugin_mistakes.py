@@ -166,3 +166,17 @@ def test_did_you_mean_hook_names(name, close):
     from omcm_core._cli.new_plugin import ALL_HOOKS
 
     assert hook_checks.did_you_mean(name, ALL_HOOKS) == close
+
+
+def test_a_multi_line_doctor_problem_keeps_the_layout(omcm_plugin):
+    class Reports:
+        @hookimpl
+        def doctor_report(self):
+            return {"problems": ["the index is stale\n  (3 files changed)\nrebuild it; run omcm reindex"]}
+
+    lines = omcm_plugin(Reports(), name="reports").doctor()
+    assert lines == [
+        "ok: reports",
+        "error: reports: the index is stale (3 files changed) rebuild it",
+        "  fix: omcm reindex",
+    ]

@@ -58,6 +58,7 @@ def _enabled(name: str, label: str, report: Mapping[str, Any] | None) -> Iterato
     details = tuple(f"{key.replace('_', ' ')}: {plain(value)}" for key, value in report.items())
     yield ok(f"plugin.{name}", f"{label}", details=details, data=report or None)
     for n, problem in enumerate(problems):
+        problem = " ".join(problem.split())  # one line: a plugin's multi-line text would break the report
         match = _RUN.search(problem)
         message, fix = (problem[: match.start()], match.group("fix").strip()) if match else (problem, None)
         yield error(f"plugin.{name}.problem.{n}", f"{name}: {message.strip()}", fix=fix)
