@@ -11,8 +11,8 @@ The public API is what ``__all__`` lists, each name documented in
 - ``Context``: the ``ctx`` argument;
 - ``EVENTS`` and ``EventSpec``: the table of Claude Code events omcm answers;
 - the helper modules ``hookspecs``, ``store``, ``config``, ``files``,
-  ``confined``, ``redact``, ``transcripts``, ``background``, ``team`` and
-  ``testing``.
+  ``confined``, ``redact``, ``transcripts``, ``background``, ``team``,
+  ``quoting`` and ``testing``.
 
 ``omcm_core._runtime`` (the dispatcher) and ``omcm_core._cli`` (the ``omcm``
 command) are private and change without notice.
@@ -51,6 +51,7 @@ MODULES = (
     "transcripts",
     "background",
     "team",
+    "quoting",
     "testing",
 )
 
