@@ -22,7 +22,8 @@ Rules every hook shares:
   is the frozen event record (``omcm_core.records``); ``ctx`` is the
   :class:`omcm_core.context.Context` with the store, your config section, paths,
   the language and a logger bound to your plugin name. Never give a hook
-  argument a default value: pluggy would not pass it.
+  argument a default value: pluggy would not pass it, so omcm refuses the
+  plugin at load and ``omcm plugins`` names the argument.
 - Return ``None`` for "no opinion" or a :class:`omcm_core.records.Result`.
   Anything else is logged as a plugin error.
 - The core calls each plugin on its own, in plugin-name order, timed, with a time
