@@ -69,12 +69,17 @@ class PluginSurfaces:
 
     def cli(self, *argv: str) -> CliRun:
         """``omcm ARGV`` as a user types it (the plugin's own subcommands included), in process."""
+        from omcm_core import log
         from omcm_core._cli.main import run
 
+        inv = self._invocation()
+        # Before the redirection: reconfiguring the log inside it would close the sink it replaces,
+        # which may be the real stderr.
+        log.configure(inv.home)
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = run(list(argv), self._invocation())
+                code = run(list(argv), inv)
             except SystemExit as exc:  # argparse's own exit (usage errors, --help)
                 code = exc.code if isinstance(exc.code, int) else 1
         return CliRun(code, out.getvalue(), err.getvalue())

@@ -17,7 +17,6 @@ import pluggy
 from attrs import define, field
 
 from omcm_core import hookspecs
-from omcm_core._runtime import hook_checks
 from omcm_core.log import get_logger
 
 GROUP = "omcm"
@@ -190,6 +189,8 @@ class PluginRegistry:
             except BaseException as exc:  # a plugin's import may even call sys.exit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
+                from omcm_core._runtime import hook_checks
+
                 info.enabled, info.why = False, hook_checks.one_line(f"import failed: {type(exc).__name__}: {exc}")
                 info.source = _source_of(entry.value)
                 info.fix = hook_checks.failing_line(exc, info.source)
@@ -221,6 +222,8 @@ class PluginRegistry:
         try:
             self.pm.register(plugin, name=info.name)
         except Exception as exc:
+            from omcm_core._runtime import hook_checks
+
             refused = hook_checks.signature_error(str(exc), self._spec_args())
             info.enabled, info.why, info.fix = False, refused.why, refused.fix
             _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
@@ -249,15 +252,19 @@ class PluginRegistry:
             ],
             key=lambda pair: pair[0],
         )
-        mistake: hook_checks.Mistake | None = (
-            hook_checks.misspelt(info.name, unknown, self._spec_args())
-            if unknown
-            else hook_checks.defaulted(info.name, self._impls_of(plugin))
-        )
-        if mistake is not None:
-            self.pm.unregister(plugin)
-            info.enabled, info.why, info.fix = False, mistake.why, mistake.fix
-            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
+        defaulted = [impl for impl in self._impls_of(plugin) if impl[2]]
+        if unknown or defaulted:
+            from omcm_core._runtime import hook_checks  # only on a mistake: off the hook path
+
+            mistake = (
+                hook_checks.misspelt(info.name, unknown, self._spec_args())
+                if unknown
+                else hook_checks.defaulted(info.name, defaulted)
+            )
+            if mistake is not None:
+                self.pm.unregister(plugin)
+                info.enabled, info.why, info.fix = False, mistake.why, mistake.fix
+                _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
 
     def _spec_args(self) -> dict[str, tuple]:
         """hook name -> the arguments its hookspec gives."""

@@ -9,8 +9,6 @@ the hookspec lacks), each giving the one-line ``why`` and the ``fix`` that
 
 from __future__ import annotations
 
-import difflib
-import inspect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,6 +26,8 @@ class Mistake:
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
     """The choice closest to ``name``, when one is close enough to be a typo."""
+    import difflib  # only on a mistake: off the hook path
+
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 
@@ -39,6 +39,8 @@ def one_line(text: str) -> str:
 
 def where(function: Any) -> str:
     """``file:line`` of a hook function's definition ("" when Python cannot tell)."""
+    import inspect
+
     try:
         code = inspect.unwrap(function).__code__
     except (AttributeError, ValueError):
