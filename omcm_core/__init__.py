@@ -12,7 +12,7 @@ The public API is what ``__all__`` lists, each name documented in
 - ``EVENTS`` and ``EventSpec``: the table of Claude Code events omcm answers;
 - the helper modules ``hookspecs``, ``store``, ``config``, ``files``,
   ``confined``, ``redact``, ``transcripts``, ``background``, ``after_answer``,
-  ``team`` and ``testing``.
+  ``team``, ``quoting`` and ``testing``.
 
 ``omcm_core._runtime`` (the dispatcher) and ``omcm_core._cli`` (the ``omcm``
 command) are private and change without notice.
@@ -52,6 +52,7 @@ MODULES = (
     "background",
     "after_answer",
     "team",
+    "quoting",
     "testing",
 )
 

@@ -22,7 +22,21 @@ class PluginFailed(AssertionError):
     """
 
 
+class ContextCut(PluginFailed):
+    """The context budget cut a plugin's ``additional_context`` (production keeps the head and logs a warning)."""
+
+
+def raise_context_cut(cut: dict) -> None:
+    __tracebackhide__ = True
+    raise ContextCut(
+        f"omcm plugin {cut['plugin']!r} gave {cut['asked']:,} characters of additional_context on {cut['hook_event']}; "
+        f"{cut['setting']} kept {cut['kept']:,} of them. Give less (Claude Code shows at most 10,000 per hook), "
+        "or dispatch with strict=False to test what is kept"
+    )
+
+
 def raise_first(problem: tuple[str, str, Any]) -> None:
+    __tracebackhide__ = True  # pytest shows the plugin's frames, not this module's
     name, hook, error = problem
     if isinstance(error, BaseException):
         if hasattr(error, "add_note"):  # Python 3.11+: say which plugin, under the traceback
@@ -59,14 +73,53 @@ def recording_manager() -> Any:
         def _recording(self, name: str, hook: str, function: Any) -> Any:
             def call(**kwargs: Any) -> Any:
                 try:
-                    return function(**kwargs)
+                    value, line = returned_from(function, kwargs)
                 except BaseException as exc:
                     self.problems.append((name, hook, exc))
                     raise
+                if line and value is not None and _checked_problem(value):
+                    self.problems.append((name, hook, f"{_checked_problem(value)}, at {line}"))
+                return value
 
             return call
 
     return RecordingManager()
+
+
+def _checked_problem(value: Any) -> str | None:
+    from omcm_core._runtime.manager import _checked
+
+    status, detail = _checked("ok", value)
+    return detail if status == "garbage" else None
+
+
+def returned_from(function: Any, kwargs: dict) -> tuple[Any, str]:
+    """Call ``function``; its value and ``file:line: code`` of the ``return`` that gave it.
+
+    A Result the core cannot render fails far from the plugin (in the merge); the
+    author needs the line that returned it. A profile function sees the frame of
+    ``function`` return (test-only: it slows the call).
+    """
+    import linecache
+    import sys
+
+    code = getattr(function, "__code__", None)
+    seen: list[tuple[str, int]] = []
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "return" and code is not None and frame.f_code is code:
+            seen.append((code.co_filename, frame.f_lineno))
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        value = function(**kwargs)
+    finally:
+        sys.setprofile(previous)
+    if not seen:
+        return value, ""
+    filename, lineno = seen[-1]
+    return value, f"{filename}:{lineno}: {linecache.getline(filename, lineno).strip()}"
 
 
 def size_of(path: Path | None) -> int:
@@ -77,7 +130,7 @@ def size_of(path: Path | None) -> int:
 
 
 def logged_failures(log: Path, start: int) -> list[dict]:
-    """``plugin_failed`` lines (raised or garbage) written to ``log`` after byte ``start``."""
+    """``plugin_failed`` (raised or garbage) and ``context_cut`` lines written to ``log`` after byte ``start``."""
     try:
         with open(log, "rb") as handle:
             handle.seek(start if start <= log.stat().st_size else 0)  # rotated or replaced: read it all
@@ -90,6 +143,10 @@ def logged_failures(log: Path, start: int) -> list[dict]:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout":
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("event") == "context_cut" or (
+            entry.get("event") == "plugin_failed" and entry.get("kind") != "timeout"
+        ):
             failures.append(entry)
     return failures

@@ -264,10 +264,13 @@ EVENTS: dict[str, EventSpec] = _table(
         min_client=_DOCUMENTED,
         **_QUIET,
     ),
-    # continue: false (Result.halt) refuses the task / keeps the teammate working.
-    EventSpec(name="TaskCreated", hook="task_created", record="TaskEvent", min_client=_DOCUMENTED),
-    EventSpec(name="TaskCompleted", hook="task_completed", record="TaskEvent", min_client=_DOCUMENTED),
-    EventSpec(name="TeammateIdle", hook="teammate_idle", record="TeammateIdleEvent", min_client=_DOCUMENTED),
+    # decision: "block" (Result.block) refuses the task / keeps the teammate working, its reason going
+    # to the model; 2.1.330 and 2.1.332 log a continue: false here and go on (tests/e2e/test_task_refusal_e2e.py).
+    EventSpec(name="TaskCreated", hook="task_created", record="TaskEvent", block=True, min_client=_DOCUMENTED),
+    EventSpec(name="TaskCompleted", hook="task_completed", record="TaskEvent", block=True, min_client=_DOCUMENTED),
+    EventSpec(
+        name="TeammateIdle", hook="teammate_idle", record="TeammateIdleEvent", block=True, min_client=_DOCUMENTED
+    ),
     EventSpec(
         name="Elicitation",
         hook="elicitation",

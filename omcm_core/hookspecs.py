@@ -22,7 +22,8 @@ Rules every hook shares:
   is the frozen event record (``omcm_core.records``); ``ctx`` is the
   :class:`omcm_core.context.Context` with the store, your config section, paths,
   the language and a logger bound to your plugin name. Never give a hook
-  argument a default value: pluggy would not pass it.
+  argument a default value: pluggy would not pass it, so omcm refuses the
+  plugin at load and ``omcm plugins`` names the argument.
 - Return ``None`` for "no opinion" or a :class:`omcm_core.records.Result`.
   Anything else is logged as a plugin error.
 - The core calls each plugin on its own, in plugin-name order, timed, with a time
@@ -272,7 +273,13 @@ def post_compact(event: PostCompactEvent, ctx: Context) -> None:
 def setup(event: SetupEvent, ctx: Context) -> Result | None:
     """Setup (v2.1.10): repository setup (``event.trigger``: init or maintenance).
 
-    :return: ``None`` or a Result; ``additional_context`` opens the conversation.
+    Fires when Claude Code starts with ``--init`` or ``--maintenance`` (measured with ``-p``);
+    not at an ordinary start (that is SessionStart).
+
+    :return: ``None`` or a Result; ``additional_context`` is meant to open the
+        conversation, but in print mode (``-p``) 2.1.330 and 2.1.332 parse it and
+        give it to no request (measured, tests/e2e/test_more_events_e2e.py): do
+        the setup work here and say what matters at SessionStart.
     """
 
 
@@ -338,7 +345,8 @@ def post_model_switch(event: ModelSwitchEvent, ctx: Context) -> Result | None:
     """PostModelSwitch (v2.1.251): the session's model changed.
 
     :return: ``None`` or a Result; ``additional_context`` reaches the model
-        with the next request the new model serves.
+        with the next request the new model serves (measured in the interactive
+        client, 2.1.330 and 2.1.332; in ``-p`` a ``/model`` run sends no request).
     """
 
 
@@ -376,7 +384,8 @@ def worktree_remove(event: WorktreeRemoveEvent, ctx: Context) -> None:
 def task_created(event: TaskEvent, ctx: Context) -> Result | None:
     """TaskCreated: a task is being created (``task_id``, ``task_subject``, ``teammate_name``, ...).
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to refuse it: the task is not
+        created and the model gets the reason as the TaskCreate call's error.
     """
 
 
@@ -384,7 +393,8 @@ def task_created(event: TaskEvent, ctx: Context) -> Result | None:
 def task_completed(event: TaskEvent, ctx: Context) -> Result | None:
     """TaskCompleted: a task is being marked completed.
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to refuse it.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to refuse it: the task stays
+        open and the model gets the reason as the TaskUpdate call's error.
     """
 
 
@@ -392,7 +402,8 @@ def task_completed(event: TaskEvent, ctx: Context) -> Result | None:
 def teammate_idle(event: TeammateIdleEvent, ctx: Context) -> Result | None:
     """TeammateIdle: a teammate (``teammate_name`` of ``team_name``) is about to go idle.
 
-    :return: ``None`` or a Result with ``halt=True`` and ``halt_reason`` to keep it from idling.
+    :return: ``None`` or a Result with ``block=True`` and ``reason`` to keep it working (the
+        teammate gets the reason as feedback).
     """
 
 

@@ -74,7 +74,8 @@ class Result:
     - ``reason``: why; with ``permission`` it is the permissionDecisionReason,
       with ``block`` it is the reason Claude is shown.
     - ``block``: PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop,
-      SubagentStop, PreCompact: top-level ``decision: "block"``.
+      SubagentStop, PreCompact: top-level ``decision: "block"``. On
+      TaskCreated, TaskCompleted and TeammateIdle it is how to refuse.
     - ``additional_context``: text added to Claude's context (PreToolUse,
       PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit; on Stop
       and SubagentStop it keeps Claude going, client 2.1.163+).
@@ -82,7 +83,6 @@ class Result:
     - ``updated_input``: PreToolUse; replaces the whole tool input.
     - ``halt`` / ``halt_reason``: ``continue: false`` with ``stopReason``; ends
       Claude's work entirely (not the ``stop`` hook, which is about one turn).
-      On TaskCreated, TaskCompleted and TeammateIdle it is how to refuse.
 
     Events newer than PreToolUse's family answer with these too:
 

@@ -16,6 +16,11 @@ Payload builders (plain functions): :func:`pre_tool_payload`,
 :func:`hook_payload` for any other event; :func:`event_from`
 turns a payload into the event record a hook receives.
 
+- ``omcm_plugin``: ``omcm_plugin(plugin)`` returns the plugin's other surfaces:
+  its ``omcm`` subcommands (``.cli``), its MCP tools as ``omcm mcp`` serves them
+  (``.mcp``, ``.mcp_tools``), its doctor report (``.doctor``) and its settings as
+  a user or a project writes them (``.settings``).
+
 End to end, through a real subprocess as Claude Code would run it:
 :func:`run_hook`.
 """
@@ -33,7 +38,17 @@ from typing import Any
 
 import pytest
 
-from omcm_core._failure_capture import PluginFailed, logged_failures, raise_first, recording_manager, size_of
+from omcm_core._failure_capture import (
+    ContextCut as ContextCut,  # re-exported: what a strict test raises when the budget cut a context
+)
+from omcm_core._failure_capture import (
+    PluginFailed,
+    logged_failures,
+    raise_context_cut,
+    raise_first,
+    recording_manager,
+    size_of,
+)
 
 DEFAULT_SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -203,7 +218,10 @@ class Dispatcher:
     its traceback, and raises :class:`PluginFailed` for a plugin that overran or
     returned something not a ``Result``: in production the core skips such a
     plugin and answers without it, which in a test only shows as a missing
-    answer. ``strict=False`` keeps that isolation, for tests of it.
+    answer. It raises :class:`ContextCut` when the context budget
+    (``[core] context_budget``, ``context_caps``) cut a plugin's
+    ``additional_context``: production keeps the head and logs a warning, which
+    in a test would pass unseen. ``strict=False`` keeps that isolation, for tests of it.
 
     ``keeper`` (a :class:`omcm_core._runtime.dispatch.StoreKeeper`) keeps the store open
     between calls, as the warm dispatcher does.
@@ -219,7 +237,8 @@ class Dispatcher:
         for name, plugin in plugins.items():
             info = self.manager.register(plugin, name=name)
             if not info.enabled:
-                raise ValueError(f"plugin {name} could not be registered: {info.why}")
+                fix = f" (fix: {info.fix})" if info.fix else ""
+                raise ValueError(f"plugin {name} could not be registered: {info.why}{fix}")
         self.last_stdout = b""
 
     def __call__(self, payload: Any, event: str | None = None) -> dict | None:
@@ -231,6 +250,8 @@ class Dispatcher:
         self.last_stdout = outcome.stdout
         if self.strict and self.manager.problems:
             raise_first(self.manager.problems[0])
+        if self.strict and outcome.cuts:
+            raise_context_cut(outcome.cuts[0])
         return json.loads(outcome.stdout) if outcome.stdout else None
 
 
@@ -298,6 +319,30 @@ def omcm_dispatch(omcm_home: Path):
     return factory
 
 
+@pytest.fixture
+def omcm_plugin(omcm_home: Path, tmp_path: Path):
+    """``omcm_plugin(plugin, name=None)`` -> the plugin's other surfaces, driven as omcm drives them.
+
+    ``.cli("lessons", "--json")`` runs ``omcm`` (its own subcommands included) and
+    returns ``CliRun(code, stdout, stderr)``; ``.mcp("tool", **arguments)`` calls an
+    MCP tool through the server ``omcm mcp`` builds and the MCP SDK's client
+    (``McpAnswer(text, is_error)``); ``.mcp_tools()`` lists them with their input
+    schemas; ``.doctor()`` gives the lines ``omcm doctor`` shows for the plugin;
+    ``.settings(Schema, user="k = 1", project="k = 2")`` loads its config section
+    as a user's ``config.toml`` and a project's ``.claude/omcm.toml`` set it.
+    Only this plugin is registered; the home and the project (``.project``) are private.
+    """
+    from omcm_core._surfaces import PluginSurfaces
+
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+
+    def factory(plugin: Any, name: str | None = None) -> PluginSurfaces:
+        return PluginSurfaces(name or _plugin_name(plugin), plugin, omcm_home, project, os.environ)
+
+    return factory
+
+
 def install_plugin_module(site: Path, name: str, source: str, version: str = "0.1") -> Path:
     """Install ``source`` as the one-module distribution ``omcm-<name>`` into the folder ``site``.
 
@@ -331,7 +376,8 @@ def run_hook(
 
     ``strict`` (the default): when a plugin raised or returned something not a
     ``Result`` during the call, raise :class:`PluginFailed` with the error the
-    core logged (the subprocess still answered without it). It reads the log of
+    core logged (the subprocess still answered without it); when the context
+    budget cut a plugin's ``additional_context``, raise :class:`ContextCut`. It reads the log of
     the ``OMCM_HOME`` the hook ran with, so only when one is set; a plugin that
     overran is not reported here (a loaded test machine would make that flaky).
     ``strict=False`` returns the process whatever the plugins did.
@@ -344,6 +390,8 @@ def run_hook(
     proc = subprocess.run(argv, input=raw, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
     if log is not None:
         for line in logged_failures(log, start):
+            if line.get("event") == "context_cut":
+                raise_context_cut(line)
             raise PluginFailed(
                 f"omcm plugin {line.get('plugin')!r} failed in its {line.get('hook')} hook ({line.get('kind')}): "
                 f"{line.get('error')} (omcm_dispatch shows the traceback; run_hook(..., strict=False) isolates it)"

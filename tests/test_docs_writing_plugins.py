@@ -62,3 +62,26 @@ def test_plugins_sample_is_the_real_output(bash_guard_site, tmp_path):
     lines = omcm(command.split()[1:], cwd=tmp_path, home=tmp_path / "home", PYTHONPATH=path)
     first = next(i for i, line in enumerate(lines) if line.startswith("bash-guard "))
     assert lines[first : first + 2] == output
+
+
+def doc_test_files() -> dict[str, str]:
+    """``test file`` name -> the Python of each complete test file the doc shows."""
+    text = DOC.read_text(encoding="utf-8")
+    return dict(re.findall(r"<!-- test file: (\S+) -->\n```python\n(.*?)```", text, re.S))
+
+
+def test_the_docs_test_files_pass_as_written(tmp_path):
+    files = doc_test_files()
+    assert "test_greeter_surfaces.py" in files
+    for name, source in files.items():
+        (tmp_path / name).write_text(source, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", *files],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "OMCM_HOME": str(tmp_path / "home")},
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 passed" in run.stdout

@@ -66,7 +66,7 @@ def test_refuses_an_existing_folder_and_bad_input(tmp_path):
     proc = omcm("new-plugin", "my guard", cwd=tmp_path, home=tmp_path / "home")
     assert proc.returncode == 2 and "'my guard' is not a valid name" in proc.stderr
     proc = omcm("new-plugin", "guard", "--hooks", "pre_tool,pre_tools", cwd=tmp_path, home=tmp_path / "home")
-    assert proc.returncode == 2 and "unknown hook(s) pre_tools" in proc.stderr
+    assert proc.returncode == 2 and "unknown hook(s) pre_tools (did you mean pre_tool?)" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # nothing written, not even OMCM_HOME
 
 
@@ -113,3 +113,55 @@ def test_generated_code_is_lint_clean(tmp_path):
     for argv in (["check", "--select", rules, "."], ["format", "--check", "."]):
         lint = subprocess.run([sys.executable, "-m", "ruff", *argv], capture_output=True, text=True, cwd=target)
         assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_every_hook_is_accepted_and_the_ones_without_an_example_say_so(tmp_path):
+    """`--hooks` takes every hookspec (mcp_tools too); a hook with no worked example gets a stub and a test of it."""
+    from omcm_core._cli.new_plugin import ALL_HOOKS
+
+    assert {"mcp_tools", "commands", "doctor_report", "task_created", "any_event"} <= set(ALL_HOOKS)
+    assert set(HOOKS) < set(ALL_HOOKS)
+    target = tmp_path / "omcm-all"
+    proc = omcm(
+        "new-plugin", "all", "--dir", str(target), "--hooks", ",".join(ALL_HOOKS), cwd=tmp_path, home=tmp_path / "h"
+    )
+    assert proc.returncode == 0, proc.stderr
+    said = [line.strip() for line in proc.stdout.splitlines() if "no worked example" in line]
+    assert len(said) == len(ALL_HOOKS) - len(HOOKS)
+    assert "mcp_tools: no worked example for it yet: a stub answering nothing (see docs/hooks.md#mcp_tools)" in said
+    code = (target / "omcm_all" / "__init__.py").read_text()
+    assert "def mcp_tools(ctx):" in code and "def task_created(event, ctx):" in code
+    env = {**os.environ, "PYTHONPATH": str(target), "OMCM_HOME": str(tmp_path / "h")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
+        capture_output=True,
+        text=True,
+        cwd=target,
+        env=env,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    stubs = len(ALL_HOOKS) - len(HOOKS)
+    assert f"{16 + stubs} passed" in run.stdout
+
+
+def test_a_mistyped_hook_gets_did_you_mean(tmp_path):
+    proc = omcm("new-plugin", "guard", "--hooks", "subagent_strat,pre_tol", cwd=tmp_path, home=tmp_path / "h")
+    assert proc.returncode == 2
+    assert (
+        "unknown hook(s) subagent_strat (did you mean subagent_start?), pre_tol (did you mean pre_tool?): "
+        "the hooks are pre_tool, post_tool, " in proc.stderr
+    )
+
+
+def test_the_manual_lists_the_hooks_the_cli_takes():
+    import re
+
+    from omcm_core._cli.new_plugin import ALL_HOOKS
+
+    manual = (Path(__file__).resolve().parents[1] / "docs" / "writing-plugins.md").read_text()
+    section = " ".join(manual.split("## 1. Start with `omcm new-plugin`")[1].split("<!--")[0].split())
+    examples = re.search(r"worked example and its test: (.*?)\. These", section).group(1)
+    stubs = re.search(r"says what each answers\): (.*?)\. It says", section).group(1)
+    assert re.findall(r"`(\w+)`", examples) == list(HOOKS)
+    assert re.findall(r"`(\w+)`", stubs) == [h for h in ALL_HOOKS if h not in HOOKS]

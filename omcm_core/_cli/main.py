@@ -50,6 +50,9 @@ def run(argv: list[str], inv: Invocation | None = None) -> int:
     parser, sub = build_parser()
     if command_word(argv) not in CORE_COMMANDS and argv[:1] != ["--version"]:
         extensions.register(sub, inv, reserved=CORE_COMMANDS)
+    word = command_word(argv)
+    if word is not None and word not in sub.choices:
+        return _unknown_command(word, list(sub.choices))
     args = parser.parse_args(argv)
     if args.version:
         return basic.versions()
@@ -57,3 +60,15 @@ def run(argv: list[str], inv: Invocation | None = None) -> int:
         parser.print_help()
         return 0
     return int(args.run(args, inv) or 0)
+
+
+def _unknown_command(word: str, commands: list[str]) -> int:
+    """A mistyped command word: the closest command, as git does, instead of argparse's list of all."""
+    import sys
+
+    from omcm_core._runtime.hook_checks import did_you_mean
+
+    close = did_you_mean(word, commands)
+    hint = f"did you mean `omcm {close}`?" if close else f"the commands: {', '.join(sorted(commands))}"
+    print(f"omcm: {word!r} is not an omcm command: {hint}", file=sys.stderr)
+    return 2

@@ -32,6 +32,20 @@ HOOKS = (
     "subagent_start",
     "post_tool_batch",
 )
+
+
+def _all_hooks() -> tuple[str, ...]:
+    """Every hookspec, in the order ``omcm_core.hookspecs`` defines them."""
+    from omcm_core import hookspecs
+
+    marker = f"{hookspecs.PROJECT}_spec"
+    specs = [f for f in vars(hookspecs).values() if callable(f) and hasattr(f, marker)]
+    return tuple(f.__name__ for f in sorted(specs, key=lambda f: f.__code__.co_firstlineno))
+
+
+#: Every hook ``--hooks`` takes: those in :data:`HOOKS` come with a worked example and its test;
+#: the others get a stub that answers nothing and a test of it (the hook's contract: docs/hooks.md).
+ALL_HOOKS = _all_hooks()
 # A distribution name as packaging accepts it: letters and digits, with . _ - inside.
 _VALID = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
@@ -56,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--hooks",
         metavar="HOOK,...",
         default="pre_tool",
-        help=f"comma-separated hooks to implement (default: pre_tool); any of {', '.join(HOOKS)}",
+        help=f"comma-separated hooks to implement (default: pre_tool); any of {', '.join(ALL_HOOKS)}. "
+        f"With a worked example: {', '.join(HOOKS)}; the others start as a stub (docs/hooks.md says what they answer)",
     )
     p.set_defaults(run=run)
 
@@ -76,11 +91,44 @@ def names_for(raw: str) -> dict[str, str]:
 
 
 def hooks_for(raw: str) -> list[str]:
+    from omcm_core._runtime.hook_checks import did_you_mean
+
     chosen = [h.strip() for h in raw.split(",") if h.strip()]
-    unknown = [h for h in chosen if h not in HOOKS]
-    if unknown or not chosen:
-        raise BadName(f"unknown hook(s) {', '.join(unknown) or '(none given)'}: choose from {', '.join(HOOKS)}")
-    return [h for h in HOOKS if h in chosen]
+    unknown = [h for h in chosen if h not in ALL_HOOKS]
+    if not chosen:
+        raise BadName(f"no hook given: choose from {', '.join(ALL_HOOKS)}")
+    if unknown:
+        named = ", ".join(f"{h} (did you mean {c}?)" if (c := did_you_mean(h, ALL_HOOKS)) else h for h in unknown)
+        raise BadName(f"unknown hook(s) {named}: the hooks are {', '.join(ALL_HOOKS)}")
+    return [h for h in ALL_HOOKS if h in chosen]
+
+
+def _stub(hook: str, names: dict[str, str]) -> tuple[str, str]:
+    """The code and test of a hook with no worked example: a stub answering nothing, tested as it is."""
+    import inspect
+
+    from omcm_core import hookspecs
+    from omcm_core.events import EVENTS
+
+    function = getattr(hookspecs, hook)
+    args = ", ".join(inspect.signature(function).parameters)
+    summary = (inspect.getdoc(function) or hook).splitlines()[0].rstrip(".")
+    code = (
+        f"\n\n@hookimpl\ndef {hook}({args}):\n"
+        f'    """{summary}: answer as docs/hooks.md#{hook} says (new-plugin has no example of it)."""\n'
+        "    return None\n"
+    )
+    # any_event answers the events a newer client adds: one omcm does not know stands for them.
+    event = "SomeNewerEvent" if hook == "any_event" else next((e.name for e in EVENTS.values() if e.hook == hook), None)
+    if event is not None:
+        test = (
+            f"\n\ndef test_{hook}_answers_nothing_yet(omcm_dispatch):\n"
+            f'    assert dispatcher(omcm_dispatch)(testing.hook_payload("{event}")) is None\n'
+        )
+    else:
+        call = ", ".join("object()" for _ in inspect.signature(function).parameters)
+        test = f"\n\ndef test_{hook}_answers_nothing_yet():\n    assert {names['package']}.{hook}({call}) is None\n"
+    return code, test
 
 
 def render(names: dict[str, str], hooks: list[str]) -> dict[str, str]:
@@ -92,8 +140,9 @@ def render(names: dict[str, str], hooks: list[str]) -> dict[str, str]:
     def fill(name: str, **more: str) -> str:
         return Template(root.joinpath(name).read_text(encoding="utf-8")).substitute(names, **more)
 
-    code = "".join(fill(f"hooks/{hook}.py.tmpl") for hook in hooks)
-    tests = "".join(fill(f"hooks/{hook}_test.py.tmpl") for hook in hooks)
+    stubs = {hook: _stub(hook, names) for hook in hooks if hook not in HOOKS}
+    code = "".join(stubs[hook][0] if hook in stubs else fill(f"hooks/{hook}.py.tmpl") for hook in hooks)
+    tests = "".join(stubs[hook][1] if hook in stubs else fill(f"hooks/{hook}_test.py.tmpl") for hook in hooks)
     plugin = names["plugin"]
     return {
         "pyproject.toml": fill("pyproject.toml.tmpl"),
@@ -133,6 +182,9 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
         f"Plugin {names['plugin']}: distribution {names['dist']}, package {names['package']}, hooks {', '.join(hooks)}"
     )
     print(f"Created {shown}/")
+    for hook in hooks:
+        if hook not in HOOKS:
+            print(f"  {hook}: no worked example for it yet: a stub answering nothing (see docs/hooks.md#{hook})")
     print("Next:")
     print(f"  cd {shown}")
     # The commands of this installation (its omcm, its Python): a pipx or uv tool environment has no pytest on PATH.

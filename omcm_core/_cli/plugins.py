@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def plugins(args: argparse.Namespace, inv: Invocation) -> int:
-    from omcm_core._runtime.breaker import open_breakers, reset_breaker
+    from omcm_core._runtime.breaker import open_breakers
 
     if args.action == "install":
         from omcm_core._cli import plugin_install
@@ -55,22 +55,71 @@ def plugins(args: argparse.Namespace, inv: Invocation) -> int:
 
         return plugin_install.uninstall(args.name, inv)
     if args.action == "reset":
-        for name in args.name:
-            closed = reset_breaker(inv.home, name)
-            print(f"{name}: breaker closed" if closed else f"{name}: no breaker was open or counting")
-        return 0
+        return _reset(args.name, inv)
     kept_out = open_breakers(inv.home, inv.project, inv.env)
+    guards = _fail_closed(inv)
     rows = []
     for i in inv.manager.infos.values():
-        status = ("breaker open" if i.name in kept_out else "enabled") if i.enabled else f"disabled ({i.why})"
-        fields = ("name", "distribution", "version", "hooks", "enabled", "why")
-        rows.append({**{field: getattr(i, field) for field in fields}, "status": status})
+        why = " ".join(i.why.split())  # one line: a multi-line message would break the table
+        status = ("breaker open" if i.name in kept_out else "enabled") if i.enabled else f"disabled ({why})"
+        fields = ("name", "distribution", "version", "hooks", "enabled", "fix")
+        row = {**{field: getattr(i, field) for field in fields}, "why": why, "status": status}
+        row["denying_every_tool_call"] = bool(
+            i.why.startswith(("import failed", "invalid")) and {i.name, i.distribution} & guards
+        )
+        rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    _mistyped_selection(inv)
     if not rows:
         print("No omcm plugins installed.")
     for r in rows:
         print(f"{r['name']:<20} {r['distribution']} {r['version']:<8} {r['status']}")
         print(f"{'':<20} hooks: {', '.join(r['hooks']) or '-'}")
+        if r["fix"]:
+            print(f"{'':<20} fix: {r['fix']}")
+        if r["denying_every_tool_call"]:
+            print(f"{'':<20} !! in [core] fail_closed and not loaded: EVERY TOOL CALL IS DENIED until it loads")
     return 0
+
+
+def _mistyped_selection(inv: Invocation) -> None:
+    """A name in OMCM_LOAD_PLUGINS / OMCM_DISABLE_PLUGINS that no plugin has: said, with the closest one."""
+    from omcm_core._runtime.hook_checks import did_you_mean
+
+    known = sorted({n for i in inv.manager.infos.values() for n in (i.name, i.distribution) if n})
+    for variable in ("OMCM_LOAD_PLUGINS", "OMCM_DISABLE_PLUGINS"):
+        for name in sorted({p.strip() for p in inv.env.get(variable, "").split(",") if p.strip()} - set(known)):
+            close = did_you_mean(name, known)
+            hint = f": did you mean {close}?" if close else ""
+            print(f"omcm: {variable} names {name!r}, which is not an installed plugin{hint}", file=sys.stderr)
+
+
+def _reset(names: list[str], inv: Invocation) -> int:
+    from omcm_core._runtime.breaker import reset_breaker
+    from omcm_core._runtime.hook_checks import did_you_mean
+
+    known = sorted({n for i in inv.manager.infos.values() for n in (i.name, i.distribution) if n})
+    status = 0
+    for name in names:
+        if reset_breaker(inv.home, name):
+            print(f"{name}: breaker closed")  # also a plugin uninstalled since its breaker opened
+        elif name in known:
+            print(f"{name}: no breaker was open or counting")
+        else:
+            close = did_you_mean(name, known)
+            installed = ", ".join(sorted(inv.manager.infos)) or "none"
+            hint = f": did you mean {close}?" if close else f" (installed: {installed})"
+            print(f"omcm plugins reset: no plugin named {name!r}{hint}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def _fail_closed(inv: Invocation) -> set[str]:
+    from omcm_core.config import CoreConfig
+
+    try:
+        return set(inv.config.section("core", CoreConfig).fail_closed)
+    except Exception:  # a broken config file is doctor's to report; the listing still shows
+        return set()

@@ -63,7 +63,8 @@ def _run_from(calls, first: int, budget_s: float, outcomes: list, on_timeout) ->
             state["done"] = True
             cond.notify()
 
-    threading.Thread(target=work, name="omcm-plugins", daemon=True).start()
+    worker = threading.Thread(target=work, name="omcm-plugins", daemon=True)
+    worker.start()
     with cond:
         while not state["done"]:
             remaining = state["started"] + budget_s - time.perf_counter()
@@ -73,9 +74,31 @@ def _run_from(calls, first: int, budget_s: float, outcomes: list, on_timeout) ->
             state["abandoned"] = True
             index = state["index"]
             elapsed_ms = round((time.perf_counter() - state["started"]) * 1000, 3)
-            outcomes[index] = ("timeout", f"overran its {int(budget_s * 1000)} ms budget", elapsed_ms)
+            stuck = stuck_at(worker)
+            message = f"overran its {int(budget_s * 1000)} ms budget" + (f"; stuck at:\n{stuck}" if stuck else "")
+            outcomes[index] = ("timeout", message, elapsed_ms)
             break
         else:
             return len(calls)
     on_timeout(index)
     return index + 1
+
+
+#: Frames of these files are omcm's or Python's, not the stuck plugin's.
+_OWN = ("/omcm_core/_runtime/", "/omcm_core/_failure_capture.py", "/threading.py")
+
+
+def stuck_at(worker: threading.Thread, frames: int = 6) -> str:
+    """Where ``worker`` is now: the innermost ``frames`` of the plugin's stack, as a traceback prints them.
+
+    A timeout is the one failure with no exception to show; the author needs the
+    line the hook was waiting on (a lock, a socket, a loop).
+    """
+    import sys
+    import traceback
+
+    frame = sys._current_frames().get(worker.ident or -1)
+    if frame is None:
+        return ""
+    stack = [f for f in traceback.extract_stack(frame) if not any(p in f.filename.replace("\\", "/") for p in _OWN)]
+    return "".join(traceback.format_list(stack[-frames:])).rstrip()

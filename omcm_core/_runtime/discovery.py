@@ -38,6 +38,9 @@ class PluginInfo:
     #: For a plugin whose import failed: where its source is (file or package folder), so the warm
     #: dispatcher notices the fix of an editable install (``codewatch``); "" when unknown.
     source: str = ""
+    #: For a plugin refused for a mistake in its code: the change that fixes it ("" when a
+    #: reinstall is the fix), e.g. "rename pre_tol → pre_tool".
+    fix: str = ""
 
 
 def _split(value: str | None) -> set[str] | None:
@@ -186,8 +189,11 @@ class PluginRegistry:
             except BaseException as exc:  # a plugin's import may even call sys.exit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                info.enabled, info.why = False, f"import failed: {type(exc).__name__}: {exc}"
+                from omcm_core._runtime import hook_checks
+
+                info.enabled, info.why = False, hook_checks.one_line(f"import failed: {type(exc).__name__}: {exc}")
                 info.source = _source_of(entry.value)
+                info.fix = hook_checks.failing_line(exc, info.source)
                 _log.exception("plugin_import_failed", plugin=entry.name, version=info.version, error=info.why)
                 continue
             self._register(plugin, info)
@@ -216,8 +222,11 @@ class PluginRegistry:
         try:
             self.pm.register(plugin, name=info.name)
         except Exception as exc:
-            info.enabled, info.why = False, f"invalid plugin: {exc}"
-            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=str(exc))
+            from omcm_core._runtime import hook_checks
+
+            refused = hook_checks.signature_error(str(exc), self._spec_args())
+            info.enabled, info.why, info.fix = False, refused.why, refused.fix
+            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
             return
         wrappers = sorted(
             caller.name
@@ -234,15 +243,42 @@ class PluginRegistry:
         info.hooks = sorted(impl_name for impl_name in self._hooks_of(plugin))
         # As pytest's check_pending: a misspelt hook (session_strat) would never be called, silently.
         unknown = sorted(
-            caller.name
-            for caller in self.pm.get_hookcallers(plugin) or ()
-            if not caller.has_spec()
-            and not all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin)
+            [
+                (caller.name, impl.function)
+                for caller in self.pm.get_hookcallers(plugin) or ()
+                if not caller.has_spec()
+                for impl in caller.get_hookimpls()
+                if impl.plugin is plugin and not impl.optionalhook
+            ],
+            key=lambda pair: pair[0],
         )
-        if unknown:
-            self.pm.unregister(plugin)
-            info.enabled, info.why = False, f"invalid plugin: unknown hook(s) {', '.join(unknown)}"
-            _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why)
+        defaulted = [impl for impl in self._impls_of(plugin) if impl[2]]
+        if unknown or defaulted:
+            from omcm_core._runtime import hook_checks  # only on a mistake: off the hook path
+
+            mistake = (
+                hook_checks.misspelt(info.name, unknown, self._spec_args())
+                if unknown
+                else hook_checks.defaulted(info.name, defaulted)
+            )
+            if mistake is not None:
+                self.pm.unregister(plugin)
+                info.enabled, info.why, info.fix = False, mistake.why, mistake.fix
+                _log.error("plugin_invalid", plugin=info.name, version=info.version, error=info.why, fix=info.fix)
+
+    def _spec_args(self) -> dict[str, tuple]:
+        """hook name -> the arguments its hookspec gives."""
+        return {
+            name: tuple(caller.spec.argnames)
+            for name, caller in vars(self.pm.hook).items()
+            if getattr(caller, "spec", None) is not None
+        }
+
+    def _impls_of(self, plugin: Any) -> Iterable[tuple[str, Any, tuple]]:
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    yield caller.name, impl.function, tuple(impl.kwargnames)
 
     def _hooks_of(self, plugin: Any) -> Iterable[str]:
         for caller in self.pm.get_hookcallers(plugin) or ():

@@ -42,6 +42,9 @@ class Reply:
     stderr: bytes = b""
     #: A plugin overran its budget (its thread may still run): the warm dispatcher retires.
     overran: bool = False
+    #: Each plugin whose additionalContext the budget cut: {plugin, hook_event, asked, kept, setting}
+    #: (``omcm_core.testing`` fails a strict test on one).
+    cuts: tuple = ()
 
 
 EMPTY = Reply()
@@ -202,8 +205,10 @@ def _answer(
         _record(breaker, call.spec.hook, report, call.store)
         answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
         _log_dropped(event.hook_event_name, answers)
+        asked = {name: len(r.additional_context or "") for name, r in answers}
         answers, cuts = _within_budget(call, answers)
         _note_stats(call, event, report, kept_out, opened, answers, cuts)
+        cut_details = tuple(_cut_detail(call, name, asked.get(name, 0), lost) for name, lost in cuts.items())
     finally:
         call.finish()
     response = merge(event.hook_event_name, answers)
@@ -224,7 +229,21 @@ def _answer(
     overran = any(f.kind == "timeout" for f in report.failures) or any(
         ms > budget_ms for ms in report.timings_ms.values()
     )
-    return Reply(stdout=stdout, stderr=trace, overran=overran)
+    return Reply(stdout=stdout, stderr=trace, overran=overran, cuts=cut_details)
+
+
+def _cut_detail(call: _Call, plugin: str, asked: int, lost: int) -> dict:
+    """What the budget cut from one plugin's context, and the setting that cut it (log, strict tests)."""
+    cap = call.core.context_caps.get(plugin)
+    budget = call.core.context_budget
+    setting = (
+        f"[core] context_caps.{plugin} = {cap}"
+        if isinstance(cap, int) and cap < budget
+        else f"[core] context_budget = {budget} (shared by the plugins giving context)"
+    )
+    detail = {"plugin": plugin, "hook_event": call.event.hook_event_name, "asked": asked, "kept": asked - lost}
+    _logger.warning("context_cut", **detail, cut_chars=lost, setting=setting)
+    return {**detail, "setting": setting}
 
 
 def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
@@ -241,8 +260,6 @@ def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
     if not fitted.cut:
         return answers, {}
     kept = dict(fitted.texts)
-    for plugin, lost in fitted.cut.items():
-        _logger.info("context_cut", plugin=plugin, hook_event=call.event.hook_event_name, cut_chars=lost)
     return [
         (name, attrs.evolve(r, additional_context=kept.get(name)) if name in fitted.cut else r) for name, r in answers
     ], dict(fitted.cut)

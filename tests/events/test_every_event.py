@@ -186,17 +186,17 @@ CASES = [
     (
         "TaskCreated",
         hook_payload("TaskCreated", task_id="7", task_subject="Fix it", teammate_name="ann", team_name="core"),
-        {"continue": False, "stopReason": "task 7 needs a description"},
+        {"decision": "block", "reason": "task 7 needs a description"},
     ),
     (
         "TaskCompleted",
         hook_payload("TaskCompleted", task_id="7", task_subject="Fix it", task_description="the parser"),
-        {"continue": False, "stopReason": "Fix it: run the tests first"},
+        {"decision": "block", "reason": "Fix it: run the tests first"},
     ),
     (
         "TeammateIdle",
         hook_payload("TeammateIdle", teammate_name="ann", team_name="core"),
-        {"continue": False, "stopReason": "ann of core: the queue is not empty"},
+        {"decision": "block", "reason": "ann of core: the queue is not empty"},
     ),
     (
         "Elicitation",

@@ -10,6 +10,7 @@ from typing import Any
 
 from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
 from omcm_core._cli.plugin_install import omcm_command, reinstall_hint
+from omcm_core.config import CoreConfig
 from omcm_core.context import Context
 
 # A plugin's problem text often ends with its remedy: "...; run omcm observer-worker --prune".
@@ -22,15 +23,12 @@ def plugins(probe: Probe) -> Iterator[Check]:
         yield error("plugins.none", "no omcm plugin is installed", fix=_first_plugin(probe))
         return
     reports = {} if probe.store_blocked else dict(_reports(probe))
+    guards = set(probe.config.section("core", CoreConfig).fail_closed)
     for plugin in infos:
         label = f"{plugin.name} {plugin.version}".strip()
         if not plugin.enabled:
             if plugin.why.startswith(("import failed", "invalid")):
-                yield error(
-                    f"plugin.{plugin.name}",
-                    f"{label}: {plugin.why}",
-                    fix=reinstall_hint(plugin.distribution or plugin.name, dict(probe.env)),
-                )
+                yield _broken(probe, plugin, label, guards)
             else:
                 yield info(f"plugin.{plugin.name}", f"{label}: off ({plugin.why})")
             continue
@@ -39,12 +37,28 @@ def plugins(probe: Probe) -> Iterator[Check]:
         yield warning("plugins.reports", f"plugins' own reports skipped: {probe.store_blocked} (see Installation)")
 
 
+def _broken(probe: Probe, plugin: Any, label: str, guards: set[str]) -> Check:
+    """A plugin that did not load: why on one line, the change to its code (or the reinstall) that fixes it."""
+    why = " ".join(plugin.why.split())  # a multi-line message would break the report's layout
+    if {plugin.name, plugin.distribution} & guards:
+        why += (
+            f" -- IT IS IN [core] fail_closed, SO EVERY TOOL CALL IS DENIED until {plugin.name} loads"
+            " (or leaves fail_closed)"
+        )
+    return error(
+        f"plugin.{plugin.name}",
+        f"{label}: {why}",
+        fix=plugin.fix or reinstall_hint(plugin.distribution or plugin.name, dict(probe.env)),
+    )
+
+
 def _enabled(name: str, label: str, report: Mapping[str, Any] | None) -> Iterator[Check]:
     report = dict(report or {})
     problems = [str(p) for p in report.pop("problems", None) or []]
     details = tuple(f"{key.replace('_', ' ')}: {plain(value)}" for key, value in report.items())
     yield ok(f"plugin.{name}", f"{label}", details=details, data=report or None)
     for n, problem in enumerate(problems):
+        problem = " ".join(problem.split())  # one line: a plugin's multi-line text would break the report
         match = _RUN.search(problem)
         message, fix = (problem[: match.start()], match.group("fix").strip()) if match else (problem, None)
         yield error(f"plugin.{name}.problem.{n}", f"{name}: {message.strip()}", fix=fix)

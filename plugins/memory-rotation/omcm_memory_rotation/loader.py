@@ -88,7 +88,9 @@ def context(folder: Path, log) -> str | None:
         parts.append("\n".join(notice))
     if not parts:
         return None
-    return cap("\n---\n".join(parts))
+    from omcm_core.quoting import inert
+
+    return cap(inert("\n---\n".join(parts)))  # recalled text: its control tags must not act again
 
 
 def cap(text: str, limit: int = MAX_CHARS) -> str:

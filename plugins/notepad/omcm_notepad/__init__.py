@@ -92,7 +92,7 @@ def session_start(event, ctx):
         notes.change(
             ctx.project_dir, [], config, now, ctx.log, notes.hook_lock_timeout(ctx.core_config.plugin_budget_ms) / 2
         )
-    text = notes.context(notes.load(ctx.project_dir, ctx.log), config, now)
+    text = _inert(notes.context(notes.load(ctx.project_dir, ctx.log), config, now))
     if text:
         ctx.log.info("priority_context_injected", source=event.source, chars=len(text))
     return Result(additional_context=text) if text else None
@@ -109,7 +109,7 @@ def subagent_start(event, ctx):
         return None
     from omcm_notepad import notes
 
-    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), config)
+    text = _inert(notes.continuation(notes.load(ctx.project_dir, ctx.log), config))
     if text:
         ctx.log.info("priority_context_injected", source="subagent", agent_type=event.agent_type, chars=len(text))
     return Result(additional_context=text) if text else None
@@ -134,8 +134,15 @@ def stop(event, ctx):
         return None
     from omcm_notepad import notes
 
-    text = notes.continuation(notes.load(ctx.project_dir, ctx.log), config)
+    text = _inert(notes.continuation(notes.load(ctx.project_dir, ctx.log), config))
     return Result(reason=text) if text else None
+
+
+def _inert(text):
+    """Notes are recalled text: a quoted <promise> or <remember> tag must not act again."""
+    from omcm_core.quoting import inert
+
+    return inert(text) if text else text
 
 
 @hookimpl

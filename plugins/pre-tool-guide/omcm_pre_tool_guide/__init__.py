@@ -162,13 +162,18 @@ def _learn(event, ctx) -> None:
             path,
             normalize.file_key(path),
             mask_head(command, 200) if isinstance(command, str) else None,
+            normalize.subject(event.tool_name, event.tool_input, raw),
         )
         _share(ctx, "share_failure", event.tool_name, raw, normalized, normalize.file_key(path))
         return
     if event.tool_name in READ_TOOLS:
         knowledge.note_seen(ctx.store, event.session_id, normalize.file_of(event.tool_input))
     resolved = knowledge.record_success(
-        ctx.store, event.session_id, event.tool_name, normalize.resolved_by(event.tool_name, event.tool_input)
+        ctx.store,
+        event.session_id,
+        event.tool_name,
+        normalize.resolved_by(event.tool_name, event.tool_input),
+        normalize.subject(event.tool_name, event.tool_input),
     )
     if resolved:
         resolution, normalized, key = resolved

@@ -8,8 +8,9 @@ Tables (plugin ``pre-tool-guide``):
   message about two files is two lessons), with use count, last use, and once
   known its ``resolution`` JSON
   ``{"resolvedBy", "tool", "toolSequence"}``.
-- ``guide_pending``: per session and tool, the last unresolved error and the
-  tools used since, until the same tool succeeds.
+- ``guide_pending``: per session and tool, the last unresolved error, what it
+  is about (``subject``: programs, module, file) and the tools used since,
+  until the same tool succeeds in a related call (one sharing a subject key).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ MIGRATIONS = [
     );
     CREATE INDEX guide_seen_files_ts ON guide_seen_files(ts);
     """,
+    # What a pending error is about (normalize.subject): only a related success resolves it.
+    "ALTER TABLE guide_pending ADD COLUMN subject TEXT NOT NULL DEFAULT '[]';",
 ]
 SEEN_KEEP_S = 7 * 86400
 
@@ -84,6 +87,7 @@ def record_failure(
     path: str | None,
     key: str | None,
     command: str | None = None,
+    subject: list[str] | None = None,
 ) -> None:
     now = time.time()
     data = json.dumps(
@@ -104,19 +108,25 @@ def record_failure(
         )
         if session_id:
             conn.execute(
-                "INSERT INTO guide_pending(session_id, tool, error_normalized, file_key, sequence, ts) "
-                "VALUES(?, ?, ?, ?, json_array(?), ?) ON CONFLICT(session_id, tool) DO UPDATE SET "
+                "INSERT INTO guide_pending(session_id, tool, error_normalized, file_key, sequence, ts, subject) "
+                "VALUES(?, ?, ?, ?, json_array(?), ?, ?) ON CONFLICT(session_id, tool) DO UPDATE SET "
                 "error_normalized = excluded.error_normalized, file_key = excluded.file_key, "
-                "sequence = excluded.sequence, ts = excluded.ts",
-                (session_id, tool, normalized, key or "", tool, now),
+                "sequence = excluded.sequence, ts = excluded.ts, subject = excluded.subject",
+                (session_id, tool, normalized, key or "", tool, now, json.dumps(subject or [])),
             )
 
 
-def record_success(store, session_id: str | None, tool: str, resolved_by: str) -> tuple[dict, str, str] | None:
+def record_success(
+    store, session_id: str | None, tool: str, resolved_by: str, subject: list[str] | None = None
+) -> tuple[dict, str, str] | None:
     """Note a successful call; if it resolves a pending error of this session, store the resolution.
 
+    Only a related call resolves (``subject`` shares a key with the error's, see
+    ``normalize.related``); an unrelated success leaves the error pending.
     Returns (resolution, normalized error, file key) of the error it resolved, else None.
     """
+    from omcm_pre_tool_guide.normalize import related
+
     if not session_id:
         return None
     with store.transaction() as conn:
@@ -124,10 +134,10 @@ def record_success(store, session_id: str | None, tool: str, resolved_by: str) -
             return None  # the common case: nothing pending, nothing written
         _extend_sequences(conn, session_id, tool)
         row = conn.execute(
-            "SELECT error_normalized, file_key, sequence FROM guide_pending WHERE session_id = ? AND tool = ?",
+            "SELECT error_normalized, file_key, sequence, subject FROM guide_pending WHERE session_id = ? AND tool = ?",
             (session_id, tool),
         ).fetchone()
-        if row is None:
+        if row is None or not related(_keys(row[3]), subject or []):
             return None
         resolution = {"resolvedBy": resolved_by, "tool": tool, "toolSequence": json.loads(row[2])}
         conn.execute(
@@ -136,6 +146,14 @@ def record_success(store, session_id: str | None, tool: str, resolved_by: str) -
         )
         conn.execute("DELETE FROM guide_pending WHERE session_id = ? AND tool = ?", (session_id, tool))
     return resolution, row[0], row[1]
+
+
+def _keys(text: str) -> list[str]:
+    try:
+        keys = json.loads(text)
+    except (TypeError, ValueError):
+        return []
+    return [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
 
 
 def _extend_sequences(conn, session_id: str | None, tool: str) -> None:

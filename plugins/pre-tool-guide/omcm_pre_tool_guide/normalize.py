@@ -98,10 +98,15 @@ def displayed(rows, project_dir: str | None) -> list[tuple[str, Any]]:
     return shown
 
 
+#: A hook's refusal as the client words it (``PreToolUse:Bash hook error: bash-guard: ...``,
+#: ``TaskCreated hook feedback:``): another plugin's policy, not a mistake in the call.
+_HOOK_REFUSAL = re.compile(r"^[A-Za-z]+(?::\S*)? hook (?:error|blocking error|feedback)\b")
+
+
 def is_mistake(raw: str) -> bool:
-    """False for rejections and interruptions, which teach nothing about the call."""
+    """False for rejections, interruptions and hooks' refusals, which teach nothing about the call."""
     text = _TAGS.sub("", (raw or "")[:4096]).strip()
-    return bool(text) and not text.startswith(NOT_MISTAKES)
+    return bool(text) and not text.startswith(NOT_MISTAKES) and not _HOOK_REFUSAL.match(text)
 
 
 def file_of(tool_input: Mapping[str, Any], error: str = "") -> str | None:
@@ -156,3 +161,44 @@ def resolved_by(tool_name: str, tool_input: Mapping[str, Any]) -> str:
         return mask_head(command.strip(), 200)
     path = file_of(tool_input)
     return f"{tool_name} {path}" if path else tool_name
+
+
+#: Programs that never fix anything: a success of theirs is no resolution of another program's error.
+_NO_FIX = {"cd", "echo", "printf", "true", "pwd", "export", "set", "sleep", "clear", ":"}
+_MODULE = re.compile(r"No module named '?([A-Za-z_][\w]*)|Cannot find module '([^'./][^']*)'")
+_WORD = re.compile(r"[A-Za-z_][\w.-]{1,100}")
+
+
+def _family(program: str) -> str:
+    """``python3.11`` -> ``python``, ``pip3`` -> ``pip``: one program under its versioned names."""
+    return re.sub(r"[\d.]+$", "", program) or program
+
+
+def subject(tool_name: str, tool_input: Mapping[str, Any], error: str = "") -> list[str]:
+    """What a call is about, as keys a later call must share to be its fix.
+
+    ``program:P`` (each program a Bash command runs, in its family), ``module:M``
+    (the module an import error names) and ``file:K`` (the file's key). For a
+    success, also ``module:W`` and ``file:K`` for each word of its command:
+    ``pip install foo`` fixes "No module named 'foo'"; ``echo hi`` fixes nothing.
+    """
+    keys: set[str] = set()
+    command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    command = command if isinstance(command, str) else ""
+    keys |= {f"program:{_family(p)}" for p in programs(command) if p not in _NO_FIX}
+    for match in _MODULE.finditer((error or "")[:2000]):
+        keys.add(f"module:{(match.group(1) or match.group(2)).split('/')[0]}")
+    key = file_key(file_of(tool_input, error))
+    if key:
+        keys.add(f"file:{key}")
+    if command and not error:
+        for word in _WORD.findall(command[:2000])[:200]:
+            keys.add(f"module:{word.split('.')[0]}")
+            if "." in word:
+                keys.add(f"file:{file_key(word)}")
+    return sorted(keys)
+
+
+def related(failed: list[str], succeeded: list[str]) -> bool:
+    """Whether a success can be the fix of a failure: they share a key (a failure with none: yes)."""
+    return not failed or bool(set(failed) & set(succeeded))

@@ -31,7 +31,8 @@ def permission_request(event, ctx):
 
 @hookimpl
 def permission_denied(event, ctx):
-    return Result(retry=event.reason == "classifier unavailable")
+    _note(ctx, event, tool=event.tool_name, input=event.tool_input, reason=event.reason)
+    return Result(retry=(event.reason or "").lower() == "classifier unavailable")
 
 
 @hookimpl
@@ -129,18 +130,18 @@ def worktree_remove(event, ctx):
 @hookimpl
 def task_created(event, ctx):
     if not event.task_description:
-        return Result(halt=True, halt_reason=f"task {event.task_id} needs a description")
+        return Result(block=True, reason=f"task {event.task_id} needs a description")
     return None
 
 
 @hookimpl
 def task_completed(event, ctx):
-    return Result(halt=True, halt_reason=f"{event.task_subject}: run the tests first")
+    return Result(block=True, reason=f"{event.task_subject}: run the tests first")
 
 
 @hookimpl
 def teammate_idle(event, ctx):
-    return Result(halt=True, halt_reason=f"{event.teammate_name} of {event.team_name}: the queue is not empty")
+    return Result(block=True, reason=f"{event.teammate_name} of {event.team_name}: the queue is not empty")
 
 
 @hookimpl
