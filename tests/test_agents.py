@@ -10,7 +10,7 @@ from attrs import frozen
 
 from omcm_core import agents
 from omcm_core._runtime.payload import parse_event
-from omcm_core.agents import codex, gemini, qwen
+from omcm_core.agents import claude, codex, gemini, qwen
 from omcm_core.agents.tool_kinds import kind_of
 from omcm_core.testing import post_tool_payload, pre_tool_payload, run_hook, user_prompt_payload
 
@@ -76,7 +76,10 @@ def test_tool_records_carry_the_kind(make):
 )
 def test_the_agent_is_named_by_omcm_agent(value, name):
     env = {} if value is None else {"OMCM_AGENT": value}
-    assert agents.for_env(env).name == name
+    agent = agents.for_env(env)
+    assert (agent.name if agent else "claude") == name
+    if name == "claude":  # the identity: the edge leaves Claude Code's calls alone
+        assert agent is None and claude.AGENT.normalize({"a": 1}) == {"a": 1}
 
 
 @frozen
@@ -86,11 +89,11 @@ class _Reply:
 
 
 def test_claude_is_untouched_at_both_edges():
-    claude = agents.for_env({})
+    none = agents.for_env({})
     raw = b'{"hook_event_name": "PreToolUse",  "odd":   1}'
-    assert agents.incoming(claude, raw, "PreToolUse") == (raw, "PreToolUse")
+    assert agents.incoming(none, raw, "PreToolUse") == (raw, "PreToolUse")
     reply = _Reply(b'{"x": 1}')
-    assert agents.outgoing(claude, "PreToolUse", reply) is reply
+    assert agents.outgoing(none, "PreToolUse", reply) is reply
 
 
 @pytest.mark.parametrize(
