@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from attrs import frozen
@@ -88,12 +89,19 @@ class _Reply:
     exit_code: int = 0
 
 
+@frozen
+class _Event:
+    hook_event_name: str
+    session_id: str | None = "s1"
+    tool_use_id: str | None = "call_1"
+
+
 def test_claude_is_untouched_at_both_edges():
     none = agents.for_env({})
     raw = b'{"hook_event_name": "PreToolUse",  "odd":   1}'
     assert agents.incoming(none, raw, "PreToolUse") == (raw, "PreToolUse")
     reply = _Reply(b'{"x": 1}')
-    assert agents.outgoing(none, "PreToolUse", reply) is reply
+    assert agents.outgoing(none, _Event("PreToolUse"), reply, Path("/nonexistent")) is reply
 
 
 @pytest.mark.parametrize(
@@ -195,13 +203,40 @@ def test_gemini_render(event, response, expected):
     assert (json.loads(stdout) if stdout else None) == expected
 
 
-def test_outgoing_renders_in_the_agents_form():
+def test_outgoing_renders_in_the_agents_form(tmp_path):
     reply = _Reply(json.dumps(_pre("deny", "no")).encode(), 0)
-    out = agents.outgoing(agents.for_env({"OMCM_AGENT": "gemini"}), "PreToolUse", reply)
+    out = agents.outgoing(agents.for_env({"OMCM_AGENT": "gemini"}), _Event("PreToolUse"), reply, tmp_path)
     assert json.loads(out.stdout) == {"decision": "deny", "reason": "no"}
-    assert agents.outgoing(agents.for_env({"OMCM_AGENT": "qwen"}), "PreToolUse", reply) == reply
+    assert agents.outgoing(agents.for_env({"OMCM_AGENT": "qwen"}), _Event("PreToolUse"), reply, tmp_path) == reply
     plain = _Reply(b"/tmp/worktree")  # WorktreeCreate's plain-text answer is left alone
-    assert agents.outgoing(agents.for_env({"OMCM_AGENT": "gemini"}), "WorktreeCreate", plain) is plain
+    gem = agents.for_env({"OMCM_AGENT": "gemini"})
+    assert agents.outgoing(gem, _Event("WorktreeCreate"), plain, tmp_path) is plain
+    assert not (tmp_path / "held").exists()  # a deny's context is never held: the tool will not run
+
+
+@pytest.mark.parametrize("agent", ["qwen", "gemini"])
+def test_pre_tool_context_is_held_for_the_same_calls_post_tool(tmp_path, agent):
+    edge = agents.for_env({"OMCM_AGENT": agent})
+    pre = _Reply(json.dumps({"systemMessage": "shown", **_pre(context="use grep")}).encode())
+    out = agents.outgoing(edge, _Event("PreToolUse"), pre, tmp_path)
+    assert "use grep" not in out.stdout.decode() and json.loads(out.stdout) == {"systemMessage": "shown"}
+    held = list((tmp_path / "held").iterdir())
+    assert len(held) == 1 and held[0].stat().st_mode & 0o077 == 0
+    other = agents.outgoing(edge, _Event("PostToolUse", tool_use_id="call_2"), _Reply(), tmp_path)
+    assert other.stdout == b""  # another call's PostToolUse does not get it
+    post = _Reply(
+        json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "mine"}}).encode()
+    )
+    got = json.loads(agents.outgoing(edge, _Event("PostToolUse"), post, tmp_path).stdout)
+    assert got["hookSpecificOutput"]["additionalContext"] == "use grep\n\nmine"
+    assert agents.outgoing(edge, _Event("PostToolUse"), _Reply(), tmp_path).stdout == b""  # given once
+    assert list((tmp_path / "held").iterdir()) == []
+
+
+def test_context_without_a_call_id_is_left_in_place(tmp_path):
+    pre = _Reply(json.dumps(_pre(context="hint")).encode())
+    out = agents.outgoing(agents.for_env({"OMCM_AGENT": "qwen"}), _Event("PreToolUse", tool_use_id=None), pre, tmp_path)
+    assert out == pre and not (tmp_path / "held").exists()
 
 
 def test_incoming_maps_the_command_line_event_and_keeps_bad_bytes():
@@ -258,7 +293,13 @@ def test_qwens_empty_prompt_tick_reaches_no_plugin(tmp_path):
 
 def test_tool_counter_counts_qwens_shell_calls(tmp_path):
     env = {"OMCM_HOME": str(tmp_path / "home"), "OMCM_LOAD_PLUGINS": "tool-counter", "OMCM_AGENT": "qwen"}
-    outs = [run_hook(pre_tool_payload("run_shell_command", {"command": f"ls {i}"}), env=env).stdout for i in range(3)]
+    outs = []
+    for i in range(3):
+        call = {"tool_use_id": f"toolu_{i}"}
+        pre = run_hook({**pre_tool_payload("run_shell_command", {"command": f"ls {i}"}), **call}, env=env)
+        assert pre.stdout == b""  # Qwen Code would drop PreToolUse context: it is held
+        post = {**post_tool_payload("run_shell_command", {"command": f"ls {i}"}, {"llmContent": "x"}), **call}
+        outs.append(run_hook(post, env=env).stdout)
     assert outs[:2] == [b"", b""]
     assert "3 consecutive Bash calls" in json.loads(outs[2])["hookSpecificOutput"]["additionalContext"]
 
@@ -301,3 +342,20 @@ def test_the_warm_dispatcher_answers_each_call_in_its_agents_form(bash_guard_sit
         assert len(answered) == 3 and all(e["pid"] in daemons for e in answered)
     finally:
         daemon.stop({**os.environ, **env})
+
+
+def test_tool_counters_pre_tool_suggestion_reaches_qwen_at_post_tool(tmp_path):
+    """Qwen Code drops PreToolUse context: the suggestion is held and given with the same call's PostToolUse."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text("[tool-counter]\nbash_threshold = 1\n")
+    env = {"OMCM_HOME": str(home), "OMCM_LOAD_PLUGINS": "tool-counter", "OMCM_AGENT": "qwen"}
+    pre_payload = {**pre_tool_payload("run_shell_command", {"command": "ls"}), "tool_use_id": "toolu_q1"}
+    pre = run_hook(pre_payload, env=env, event="PreToolUse")
+    assert (pre.returncode, pre.stdout) == (0, b"")
+    response = {"llmContent": "Output: a", "returnDisplay": "a"}
+    post_payload = {**post_tool_payload("run_shell_command", {"command": "ls"}, response), "tool_use_id": "toolu_q1"}
+    post = run_hook(post_payload, env=env, event="PostToolUse")
+
+    context = json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "1 consecutive Bash calls" in context

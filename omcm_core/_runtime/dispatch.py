@@ -94,7 +94,7 @@ def handle(
 
             _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
-        return agents.outgoing(agent, event.hook_event_name, _answer(event, env, home, manager, keeper, started))
+        return agents.outgoing(agent, event, _answer(event, env, home, manager, keeper, started), home)
     except BaseException as exc:  # the session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             raise

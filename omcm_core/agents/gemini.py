@@ -8,8 +8,8 @@
 - Only ``{"decision": "deny"|"block", "reason"}`` denies quietly (Claude's
   ``permissionDecision`` is ignored; exit 2 shows as a failed hook), so a deny or
   ask is rendered that way, always with exit 0.
-- BeforeTool context does not reach the model (AfterTool's does): a documented
-  gap until it is held for AfterTool (``context_moves``).
+- BeforeTool context does not reach the model (AfterTool's does): held for the
+  same call's AfterTool (``context_moves``; AfterTool's delivery not yet verified in the CLI).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ Differences (measured with 0.24.4 against a fake model, issue 37):
   edge (no plugin sees it, the answer is empty), so prompt plugins do not react
   to it once per tool call.
 - PreToolUse ``additionalContext`` does not reach the model (Qwen Code passes
-  it from PostToolUse, SessionStart and UserPromptSubmit). Not held yet: a gap
-  listed in ``context_moves`` and docs/agents.md. Denials work in Claude's form.
+  it from PostToolUse, SessionStart and UserPromptSubmit): it is held for the
+  same call's PostToolUse (``context_moves``, ``agents.held``). Denials work in
+  Claude's form.
 """
 
 from __future__ import annotations

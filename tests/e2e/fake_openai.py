@@ -3,9 +3,9 @@
 The script is decided from each request, not from a counter, so the CLI's side
 requests (titles, suggestions: no ``tools``) never shift it:
 
-- a request that offers tools and holds no tool result yet: one call of
-  ``tool`` with ``arguments`` (the shell command under test);
-- a request holding a tool result, or offering no tools: a final text.
+- a request that offers tools and holds N tool results, N < len(calls): a call
+  of ``tool`` with ``calls[N]`` as its arguments;
+- any other request (every call made, or no tools offered): a final text.
 
 Every request body is kept in :attr:`FakeOpenAI.requests` for the assertions.
 Streaming (``"stream": true``) is answered as server-sent events.
@@ -22,8 +22,8 @@ FINAL_TEXT = "All done."
 
 
 class FakeOpenAI:
-    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
-        self.tool, self.arguments = tool, arguments
+    def __init__(self, tool: str, calls: list[dict[str, Any]]) -> None:
+        self.tool, self.calls = tool, calls
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -44,24 +44,26 @@ class FakeOpenAI:
     def reply_for(self, body: dict) -> dict:
         """The assistant message for ``body``: a tool call or the final text."""
         messages = body.get("messages") or []
-        has_result = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
-        if body.get("tools") and not has_result:
+        done = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
+        if body.get("tools") and done < len(self.calls):
             call = {
-                "id": "call_1",
+                "id": f"call_{done + 1}",
                 "type": "function",
-                "function": {"name": self.tool, "arguments": json.dumps(self.arguments)},
+                "function": {"name": self.tool, "arguments": json.dumps(self.calls[done])},
             }
             return {"role": "assistant", "content": None, "tool_calls": [call]}
         return {"role": "assistant", "content": FINAL_TEXT}
 
     def tool_results(self) -> list[str]:
-        """The text of every tool-result message the model was sent."""
-        out = []
+        """The text of each tool result, in order, as the longest conversation the model was sent holds them."""
+        out: list[str] = []
         for body in self.requests:
-            for message in body.get("messages") or []:
-                if isinstance(message, dict) and message.get("role") == "tool":
-                    content = message.get("content")
-                    out.append(content if isinstance(content, str) else json.dumps(content))
+            messages = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
+            if len(messages) > len(out):
+                out = [
+                    m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+                    for m in messages
+                ]
         return out
 
 
