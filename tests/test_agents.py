@@ -233,6 +233,14 @@ def test_pre_tool_context_is_held_for_the_same_calls_post_tool(tmp_path, agent):
     assert list((tmp_path / "held").iterdir()) == []
 
 
+def test_held_context_is_masked_on_disk(tmp_path):
+    secret = "AKIA" + "IOSFODNN7EXAMPLE"
+    pre = _Reply(json.dumps(_pre(context=f"key {secret} here")).encode())
+    agents.outgoing(agents.for_env({"OMCM_AGENT": "qwen"}), _Event("PreToolUse"), pre, tmp_path)
+    (held,) = (tmp_path / "held").iterdir()
+    assert secret not in held.read_text() and "key " in held.read_text()
+
+
 def test_context_without_a_call_id_is_left_in_place(tmp_path):
     pre = _Reply(json.dumps(_pre(context="hint")).encode())
     out = agents.outgoing(agents.for_env({"OMCM_AGENT": "qwen"}), _Event("PreToolUse", tool_use_id=None), pre, tmp_path)

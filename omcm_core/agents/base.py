@@ -31,7 +31,7 @@ def _text(content: object) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # a list of parts: {"text": ...}
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts = [str(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         return content["text"]

@@ -3,7 +3,7 @@
 Qwen Code (and Gemini CLI) pass no PreToolUse context to the model, but do pass
 PostToolUse's: a PreToolUse ``additionalContext`` is written here, keyed by the
 session and the tool call, and given back at that call's PostToolUse. One small
-owner-only file per call under ``OMCM_HOME/held``, written atomically and taken
+owner-only file per call under ``OMCM_HOME/held``, secrets masked, written atomically and taken
 (read and removed) once; files older than an hour (a call that never finished)
 are removed when the next one is held.
 """
@@ -26,6 +26,9 @@ def _path(home: Path, session_id: str, tool_use_id: str) -> Path:
 
 
 def hold(home: Path, session_id: str, tool_use_id: str, text: str) -> None:
+    from omcm_core.redact import mask  # secrets are masked before they touch disk (the rules; no library import)
+
+    text = mask(text[:MAX_CHARS], library=False)
     folder = home / "held"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     _prune(folder)
