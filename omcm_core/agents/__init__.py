@@ -44,7 +44,10 @@ def incoming(agent: Agent | None, raw: bytes, argv_event: str | None) -> tuple[b
     if not isinstance(payload, dict):
         return raw, argv_event
     out = agent.normalize(payload)
-    return (None if out is None else json.dumps(out).encode("utf-8")), argv_event
+    if out is None:  # e.g. Qwen Code's empty-prompt tick before each model request: debug, it comes often
+        _log().debug("agent_call_dropped", agent=agent.name, hook_event=payload.get("hook_event_name"))
+        return None, argv_event
+    return json.dumps(out).encode("utf-8"), argv_event
 
 
 def outgoing(agent: Agent | None, event: Any, reply: Any, home: Path) -> Any:

@@ -116,7 +116,8 @@ def test_guard_denies_and_pre_tool_context_reaches_the_model(qwen_binary, bash_g
             "OMCM_HOME": str(omcm_home),
             "OMCM_DAEMON": "0",  # answered in process: no dispatcher outlives the test
             "PYTHONPATH": str(bash_guard_site),
-            "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter",
+            "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter,post-tool-observer",
+            "OMCM_LOG_LEVEL": "debug",
         }
         proc = subprocess.run(
             [str(qwen_binary), "-p", "install the tool", "--yolo"],
@@ -140,3 +141,10 @@ def test_guard_denies_and_pre_tool_context_reaches_the_model(qwen_binary, bash_g
     assert after_first and all("1 consecutive Bash calls" in json.dumps(r) for r in after_first)
     before = [r for r in requests if not any(m.get("role") == "tool" for m in r.get("messages") or [])]
     assert not any("consecutive Bash calls" in json.dumps(r) for r in before)
+    # Qwen Code's empty-prompt UserPromptSubmit before each later model request never reaches a plugin:
+    # the observer saw the one real prompt only.
+    lines = [json.loads(line) for line in (omcm_home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    dropped = [e for e in lines if e["event"] == "agent_call_dropped"]
+    prompts = [e for e in lines if e["event"] == "dispatched" and e.get("hook_event") == "UserPromptSubmit"]
+    assert len(dropped) >= 2 and all(e["hook_event"] == "UserPromptSubmit" for e in dropped), dropped
+    assert len(prompts) == 1, prompts
