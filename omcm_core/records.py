@@ -54,6 +54,13 @@ class ToolEvent(Event):
     tool_input: dict = field(factory=dict)
     tool_use_id: str | None = None
 
+    @property
+    def tool_kind(self) -> str:
+        """``tool_name``'s canonical kind across agents: shell, read, edit, write, search, web, agent, mcp or other."""
+        from omcm_core.agents.tool_kinds import kind_of
+
+        return kind_of(self.tool_name)
+
 
 @frozen(kw_only=True)
 class GenericEvent(Event):

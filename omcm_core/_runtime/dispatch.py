@@ -89,7 +89,11 @@ def handle(
     log.configure(home, env.get("OMCM_LOG_LEVEL"))
     started = time.perf_counter()
     try:
-        event = read_event(raw, argv_event)
+        from omcm_core import agents  # the agent's payload and answer at the edge (docs/agents.md)
+
+        agent = agents.for_env(env)
+        normalized, argv_event = agents.incoming(agent, raw, argv_event)
+        event = None if normalized is None else read_event(normalized, argv_event)
         if event is None:
             return EMPTY
         if one_call and event.hook_event_name == "PreToolUse":
@@ -97,7 +101,7 @@ def handle(
 
             _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
-        return _answer(event, env, home, manager, keeper, started, later)
+        return agents.outgoing(agent, event, _answer(event, env, home, manager, keeper, started, later), home)
     except BaseException as exc:  # the session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -37,7 +37,7 @@ def config_schema():
 
 @hookimpl
 def pre_tool(event, ctx):
-    if event.tool_name not in ("Bash", "PowerShell"):
+    if event.tool_kind != "shell":  # Bash, PowerShell, run_shell_command: every agent's shell tool
         return None
     command = event.tool_input.get("command")
     if not isinstance(command, str):

@@ -46,7 +46,7 @@ def pre_tool(event, ctx):
     folder = ctx.session_dir(event.session_id)
 
     def change(counters):
-        return counter.step(counters, event.tool_name, now, config.read_threshold, config.bash_threshold)
+        return counter.step(counters, counter.label(event), now, config.read_threshold, config.bash_threshold)
 
     result = state.update(folder, change, ctx.log)
     if result.suggest is None:

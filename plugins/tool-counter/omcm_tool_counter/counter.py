@@ -1,7 +1,8 @@
 """The counting rule, free of I/O: one tool call in, new state and whether to suggest out.
 
 A Read extends the Read run and ends the Bash run; a Bash extends the Bash run
-and ends the Read run; any other tool (Task and Agent included) ends both.
+and ends the Read run (by canonical kind: Qwen's ``read_file`` is a Read, its
+``run_shell_command`` a Bash); any other tool (Task and Agent included) ends both.
 A suggestion is due exactly when a run reaches its threshold, not after.
 """
 
@@ -12,6 +13,13 @@ from typing import Any
 from attrs import evolve, frozen
 
 READ, BASH = "Read", "Bash"
+#: Canonical tool kind (``event.tool_kind``) -> the run it extends, whatever the agent calls its tool.
+_RUNS = {"read": READ, "shell": BASH}
+
+
+def label(event: Any) -> str:
+    """The run ``event``'s tool belongs to: Read for any agent's read tool, Bash for any shell; else its raw name."""
+    return _RUNS.get(event.tool_kind, event.tool_name)
 
 
 @frozen
