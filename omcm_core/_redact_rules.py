@@ -10,6 +10,10 @@ order in which they run: whole tokens first, so that a later keyword rule sees
 
 Every repeat is bounded: the text is attacker-controlled and an unbounded
 ``.*?`` before a keyword goes quadratic on a long line.
+
+Patterns compile on first use, not at import (:func:`R`): every hook process
+imports masking (the log masks), most never mask a secret-shaped text, and
+compiling the tables costs ~7 ms (issue 35).
 """
 
 from __future__ import annotations
@@ -17,8 +21,44 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Any, cast
 
-R = re.compile
+_COMPILED = [0]  # how many patterns were compiled (tests check none is at import)
+
+
+class _Lazy:
+    """A pattern compiled on first use; attribute access is delegated to the compiled pattern."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+            _COMPILED[0] += 1
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
+
+
+def R(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: N802 (reads like re.compile in the tables)
+    """``re.compile``, deferred to the pattern's first use."""
+    return cast(re.Pattern[str], _Lazy(pattern, flags))
+
+
+def compiled(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The real pattern behind :func:`R` (rules hold it, so a match pays no delegation)."""
+    return pattern.compiled() if isinstance(pattern, _Lazy) else pattern
+
+
+def compiled_count() -> int:
+    return _COMPILED[0]
+
+
 # Between a program and its flag: same command (no newline, pipe, ; or &), bounded.
 _ARGS = r"[^\n|;&]{0,300}?"
 _VALUE = r"['\"]?(?P<v>[^\s'\"-][^\s'\"]*)"  # a flag's value: not the next flag
@@ -539,6 +579,7 @@ def rules(words: frozenset[str]) -> list[Rule]:
     out: list[Rule] = []
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
+        pattern = compiled(pattern)
         needles = _NEEDLES.get(kind) or _literals(pattern)
         if not needles:
             return lambda text: pattern.sub(repl, text)

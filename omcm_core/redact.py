@@ -40,7 +40,13 @@ _SECRET_WORDS = frozenset(
         "psk",
     ]
 )
-_RULES = _redact_rules.rules(_SECRET_WORDS)
+_RULES: list[_redact_rules.Rule] = []  # built (and compiled) by the first mask, not at import
+
+
+def _rules() -> list[_redact_rules.Rule]:
+    if not _RULES:
+        _RULES[:] = _redact_rules.rules(_SECRET_WORDS)  # one assignment: two threads may race here
+    return _RULES
 
 
 def secret_key(name: str) -> bool:
@@ -71,7 +77,7 @@ def mask(text: str, library: bool = True) -> str:
     """
     if not text:
         return text
-    for rule in _RULES:
+    for rule in _RULES or _rules():
         text = rule(text)
     if library:
         from omcm_core import _redact_library
