@@ -38,6 +38,11 @@ _SECRET_WORDS = frozenset(
         "signature",
         "pw",
         "psk",
+        "passcode",
+        "pin",
+        "otp",
+        "totp",
+        "mfacode",
     ]
 )
 _RULES: list[_redact_rules.Rule] = []  # built (and compiled) by the first mask, not at import
@@ -115,6 +120,12 @@ def mask_tail(text: str, limit: int, margin: int = MARGIN, library: bool = True)
 _NAME_KEYS = frozenset(["name", "Name", "key", "Key", "ParameterKey", "variable", "Variable"])
 _VALUE_KEYS = frozenset(["value", "Value", "ParameterValue"])
 CUT = "\n...[TRUNCATED]...\n"
+
+
+def _wordlike(value: Any) -> bool:
+    return isinstance(value, str) and value.isascii() and value.replace("_", "").isalpha() and len(value) <= 12
+
+
 MAX_DEPTH = 50
 
 
@@ -157,6 +168,10 @@ def _walk(value: Any, library: bool, max_chars: int | None, budget: list[int] | 
                 out[k] = _walk(v, library, max_chars, budget, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
+        if len(value) == 2 and isinstance(value[0], str) and secret_key(value[0]) and not _wordlike(value[1]):
+            # A pair (name, value), as headers are often given: [["X-Api-Key", "…"]]; not a list
+            # of field names (["token", "name"]).
+            return [value[0], _hidden(value[1], depth)]
         return [_walk(v, library, max_chars, budget, depth + 1) for v in value]
     return value
 
