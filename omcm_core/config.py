@@ -74,6 +74,9 @@ class CoreConfig:
     context_caps: dict = field(factory=dict)
     #: Characters at most in one answer of an ``omcm mcp`` tool (it goes into the model's context).
     mcp_answer_chars: int = 6_000
+    #: Mask secrets in the tool output Claude sees (PostToolUse ``updatedToolOutput``, client 2.1.121+).
+    #: Claude then cannot use a secret a command printed. A project may switch it on, never off.
+    mask_tool_output: bool = False
 
 
 @attrs.frozen
@@ -254,7 +257,7 @@ class Config:
 # A section not listed takes PROJECT for every key, except [core] and [team-store], whose default is HOME.
 PROJECT, UNION, MIN, MAX, ALL, HOME = "project", "union", "min", "max", "all", "home"
 PROJECT_RULES: dict[str, dict[str, str]] = {
-    "core": {"language": PROJECT, "fail_closed": UNION},
+    "core": {"language": PROJECT, "fail_closed": UNION, "mask_tool_output": MAX},
     # Lessons and observations leave the machine only if the user says so, to the user's server.
     "pre-tool-guide": {"share": HOME},
     "post-tool-observer": {
@@ -308,6 +311,8 @@ def _tighten(rule: str, user: Any, project: Any) -> Any:
         return min(user, project)
     if rule == MAX and numbers:
         return max(user, project)
+    if rule == MAX and isinstance(user, bool) and isinstance(project, bool):
+        return user or project  # an on-switch a project may turn on, never off
     if rule == ALL and isinstance(user, bool) and isinstance(project, bool):
         return user and project
     _log.warning("config_project_value_ignored", rule=rule, value=json.dumps(project, default=str)[:100])

@@ -193,6 +193,10 @@ def _answer(event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper
     finally:
         call.finish()
     response = merge(event.hook_event_name, answers)
+    if call.core.mask_tool_output:  # [core] mask_tool_output: the model sees the output masked
+        from omcm_core import tool_output_mask
+
+        response = tool_output_mask.apply(response, tool_output_mask.updated_output(event, True))
     _logger.debug(
         "dispatched",
         hook_event=event.hook_event_name,
