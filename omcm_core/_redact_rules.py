@@ -751,7 +751,12 @@ def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
 
 
 def rules(words: frozenset[str]) -> list[Rule]:
-    """Every rule as a function of the text, in the order they run."""
+    """Every rule as a function of the text, in the order they run (compiles every pattern, once)."""
+    # The helpers the rules call per match then use the compiled patterns, without delegation.
+    table = globals()
+    for name, value in list(table.items()):
+        if isinstance(value, _Lazy):
+            table[name] = value.compiled()
     out: list[Rule] = []
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
