@@ -90,6 +90,10 @@ _INTENT = {
         r"^(?:analy[sz]e|investigate|root-cause|diagnose|(?:find|figure|work) out (?:why|how|what))\b", re.I
     ),
 }
+# Every word an _INTENT verb starts with: a prompt without one has no clause to look at.
+_VERB_WORDS = re.compile(
+    r"\b(?:deep[ -]?search|search|find|look|locate|hunt|analy[sz]e|investigate|root-cause|diagnose|figure|work)", re.I
+)
 _ANYWHERE = {"search": _word("deepsearch|deep search|websearch|web search"), "analyze": None}
 HINTS = tuple(_INTENT)
 
@@ -171,7 +175,8 @@ def _clause_starts(text: str) -> list:
 
 def hints(text: str, disabled: frozenset = frozenset()) -> tuple:
     """The hints ``text`` (already :func:`prose`) asks for, by intent position."""
-    starts = _clause_starts(text)
+    # Splitting into clauses costs Python work per clause: skip it when no verb can open one.
+    starts = _clause_starts(text) if _VERB_WORDS.search(text) else []
     found = []
     for name, verb in _INTENT.items():
         if name in disabled:
