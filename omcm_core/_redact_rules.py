@@ -616,11 +616,11 @@ def _query_secrets(words: frozenset[str]) -> Callable[[str], str]:
 # A password written into a program that reads it from standard input.
 _PIPED = R(
     r"\b(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+['\"]%s\\n?['\"])?[ \t]+(?P<q>['\"]?)(?P<v>[^\s'\"|$`][^\s'\"|]{2,1024})(?P=q)"
-    r"[ \t]*\|[ \t]*(?=(?:sudo\b[^|\n]{0,200}(?:\s-S\b|\s-\w*S\w*\b|--stdin)|passwd\b[^|\n]{0,200}--stdin"
+    r"[ \t]*\|[ \t]*(?=(?:sudo\b[^|\n]{0,200}(?:\s-\w{0,16}S\w{0,16}\b|--stdin)|passwd\b[^|\n]{0,200}--stdin"
     r"|[^|\n]{0,300}--password-stdin|kinit\b|chpasswd\b|cryptsetup\b|[^|\n]{0,300}-pass(?:in|word)?\s+stdin))"
 )
 _HERESTRING = R(
-    r"\bsudo\b[^\n<]{0,200}\s-\w*S\w*\b[^\n<]{0,200}<<<[ \t]*(?P<q>['\"]?)(?P<v>[^\s'\"$`][^\s'\"]{2,1024})(?P=q)"
+    r"\bsudo\b[^\n<]{0,200}\s-\w{0,16}S\w{0,16}\b[^\n<]{0,200}<<<[ \t]*(?P<q>['\"]?)(?P<v>[^\s'\"$`][^\s'\"]{2,1024})(?P=q)"
 )
 
 
