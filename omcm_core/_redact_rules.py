@@ -10,15 +10,56 @@ order in which they run: whole tokens first, so that a later keyword rule sees
 
 Every repeat is bounded: the text is attacker-controlled and an unbounded
 ``.*?`` before a keyword goes quadratic on a long line.
+
+Patterns compile on first use, not at import (:func:`R`): every hook process
+imports masking (the log masks), most never mask a secret-shaped text, and
+compiling the tables costs ~7 ms (issue 35).
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Callable
+from typing import Any, cast
 
-R = re.compile
+_COMPILED = [0]  # how many patterns were compiled (tests check none is at import)
+
+
+class _Lazy:
+    """A pattern compiled on first use; attribute access is delegated to the compiled pattern."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+            _COMPILED[0] += 1
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
+
+
+def R(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: N802 (reads like re.compile in the tables)
+    """``re.compile``, deferred to the pattern's first use."""
+    return cast(re.Pattern[str], _Lazy(pattern, flags))
+
+
+def compiled(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The real pattern behind :func:`R` (rules hold it, so a match pays no delegation)."""
+    return pattern.compiled() if isinstance(pattern, _Lazy) else pattern
+
+
+def compiled_count() -> int:
+    return _COMPILED[0]
+
+
 # Between a program and its flag: same command (no newline, pipe, ; or &), bounded.
 _ARGS = r"[^\n|;&]{0,300}?"
 _VALUE = r"['\"]?(?P<v>[^\s'\"-][^\s'\"]*)"  # a flag's value: not the next flag
@@ -42,11 +83,12 @@ _WHOLE: list[tuple[str, re.Pattern[str]]] = [
     ("github-token", R(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{40,255})\b")),
     ("gitlab-token", R(r"\bgl(?:pat|ptt|dt|rt|soat|cbt|imt|ft|oas)-[A-Za-z0-9_-]{20,}")),
     ("slack-token", R(r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}\b")),
-    ("slack-webhook", R(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
+    ("slack-webhook", R(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+")),
     ("discord-webhook", R(r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{1,30}/[\w-]{1,200}")),
     ("discord-bot-token", R(r"\b[MNO][A-Za-z\d_-]{23,27}\.[\w-]{6}\.[\w-]{27,40}\b")),
     ("telegram-bot-token", R(r"(?:(?<=/bot)|(?<![\w:]))\d{8,10}:[A-Za-z0-9_-]{35}(?![\w-])")),
-    ("stripe-key", R(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
+    # Secret and restricted keys only: pk_live_/pk_test_ are publishable (they ship in web pages).
+    ("stripe-key", R(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
     ("anthropic-key", R(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
     ("openai-key", R(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     ("google-api-key", R(r"\bAIza[0-9A-Za-z_-]{35}\b")),
@@ -71,15 +113,8 @@ _WHOLE: list[tuple[str, re.Pattern[str]]] = [
 
 _VALUED: list[tuple[str, re.Pattern[str]]] = [
     # The password may itself hold "@": it runs to the last "@" before the host (bounded).
-    ("url-credentials", R(r"(?<=://)[^/\s:@]{1,256}:(?P<v>[^\s/]{1,256}?)(?=@[^\s@/]{1,256}(?:[/\s?#'\"]|$))")),
-    (
-        "url-secret",
-        R(
-            r"(?i)[?&;](?:access_token|id_token|refresh_token|token|api[_-]?key|apikey|key|sig|signature"
-            r"|x-amz-signature|x-amz-security-token|x-amz-credential|client_secret|password|passwd|pwd|secret|code)"
-            r"=(?P<v>[^&\s'\"#]{6,})"
-        ),
-    ),
+    # The user may be empty (redis://:pw@host) or hold "@" itself (https://me@corp.com:pw@host).
+    ("url-credentials", R(r"(?<=://)[^/\s:]{0,256}:(?P<v>[^\s/]{1,256}?)(?=@[^\s@/]{1,256}(?:[/\s?#'\"]|$))")),
     (
         "authorization",
         R(
@@ -96,10 +131,6 @@ _VALUED: list[tuple[str, re.Pattern[str]]] = [
             r"(?m)(?:^|(?<=[\s\"'`]))[^\s:#\"'`]{1,256}:(?:\d{1,5}|\*):[^\s:]{1,256}:[^\s:]{1,256}:"
             r"(?P<v>[^\s:\"'`]{3,256})(?=$|[\s\"'`])"
         ),
-    ),
-    (
-        "netrc",
-        R(r"(?i)\b(?:machine[ \t]+\S{1,256}[ \t]+|default[ \t]+)?login[ \t]+\S{1,256}[ \t]+password[ \t]+(?P<v>\S+)"),
     ),
     # Passwords on command lines. No \b before the program: text may be JSON-escaped ("...\\nsshpass -p x").
     (
@@ -244,13 +275,20 @@ _ABOUT = frozenset(
         "reset",
     ]
 )
+_LITERAL_PLACEHOLDER = (
+    r"""(?:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|redacted|str|string|int|bytes|bool"""
+    r"""|number|change[_-]?me|replace[_-]?me|placeholder|dummy|todo|tbd)[),]?"""
+    r"""|[$%&].*|\{\{.*|<.*>|\[REDACTED.*|\*{3,}.*|x{3,}|your[\w-]*"""
+)
+# A quoted value is a literal: only these say it is not the secret.
+_QUOTED_PLACEHOLDER = R(r"(?i)" + _LITERAL_PLACEHOLDER)
 _PLACEHOLDER = R(
-    r"""(?ix)
-    (?:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|redacted|str|string|int|bytes|bool|number)[),]?
-    |[$%&].*|\{\{.*|<.*>|\[REDACTED.*|\*{3,}.*|x{3,}|your[\w-]*
-    |[a-z_][\w]*(?:\.[a-z_]\w*)*[(\[].*   # a call or subscript: getpass.getpass(...), os.environ["X"]
-    |[a-z_]\w+(?:\.[A-Za-z_]\w*)+          # an attribute: settings.SECRET_KEY
-    |[A-Z]+(?:_[A-Z]+)+                    # an environment variable's name: YOUR_API_KEY
+    r"""(?ix)"""
+    + _LITERAL_PLACEHOLDER
+    + r"""
+    |[a-z_][\w]*(?:\.[a-z_]\w*)*[(\[].*      # a call or subscript: getpass.getpass(...), os.environ["X"]
+    |(?-i:[a-z_][a-z0-9_]+(?:\.[A-Za-z_]\w*)+)  # an attribute: settings.SECRET_KEY (not zOSrMt.nHnp4vr)
+    |[A-Z]+(?:_[A-Z]+)+                       # an environment variable's name: YOUR_API_KEY
     """
 )
 _WORD = R(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -310,20 +348,23 @@ def key_names_secret(name: str, words: frozenset[str]) -> bool:
     return any(w in words for w in parts) or any(p in words for p in pairs)
 
 
-def _placeholder(value: str) -> bool:
+def _placeholder(value: str, quoted: bool = False) -> bool:
     """A value that only points at a secret: ``$VAR``, ``getpass()``, ``None``, ``<your-key>``, a stopword."""
     if value.lower() in _STOPWORDS:
         return True
     if _RANDOM.search(value):
         return False  # a token, even when it looks like ``s.Xy12...``
-    return bool(_PLACEHOLDER.fullmatch(value))
+    return bool((_QUOTED_PLACEHOLDER if quoted else _PLACEHOLDER).fullmatch(value))
 
 
 def _assignment(words: frozenset[str]) -> Callable[[re.Match[str]], str]:
     def replace(m: re.Match[str]) -> str:
         value, key = m.group("v").strip("\"'"), m.group("k").strip("\"'")
-        if not key_names_secret(key, words) or _placeholder(value):
+        quoted = m.group("v")[:1] in "\"'"
+        if not key_names_secret(key, words) or _placeholder(value, quoted):
             return m.group(0)
+        if key.startswith("-") and m.group("sep").strip() == ":":
+            return m.group(0)  # "argument --password: expected one argument" names a flag
         weak = {w.lower() for w in _WORD.findall(key)} & _WEAK and not any(s in key.lower() for s in _STRONG)
         if weak and not _looks_random(value):
             return m.group(0)
@@ -450,10 +491,15 @@ def _cookies(m: re.Match[str]) -> str:
     return m.group(0)[:start] + _COOKIE_PAIR.sub(pair, m.group("rest"))
 
 
+# A flag's metavariable in a usage line: "--password PASSWORD]", "--token TOKEN".
+_METAVAR = R(r"[A-Z]+(?:[_-][A-Z]+)*[\])>.,]*")
+
+
 def _valued(kind: str) -> Callable[[re.Match[str]], str]:
     def replace(m: re.Match[str]) -> str:
-        if m.group("v").lower() in _STOPWORDS:
-            return m.group(0)  # "--password via the CLI is insecure"
+        value = m.group("v")
+        if value.lower() in _STOPWORDS or (kind == "cli-password" and _METAVAR.fullmatch(value)):
+            return m.group(0)  # "--password via the CLI is insecure", "usage: x [--password PASSWORD]"
         start, end = m.start("v") - m.start(), m.end("v") - m.start()
         return m.group(0)[:start] + f"[REDACTED:{kind}]" + m.group(0)[end:]
 
@@ -480,6 +526,178 @@ def _htpasswd(m: re.Match[str]) -> str:
         return m.group(0)
     start, end = m.start(group) - m.start(), m.end(group) - m.start()
     return m.group(0)[:start] + "[REDACTED:cli-password]" + m.group(0)[end:]
+
+
+# -- families of issue 34 (multi-line configs, webhooks, query strings, piped passwords, base64) ----
+_NETRC = R(
+    r"(?i)\b(?P<m>machine\s{1,64}\S{1,256}\s{1,64}|default\s{1,64})?login\s{1,64}\S{1,256}\s{1,64}"
+    r"password\s{1,64}(?P<v>\S{1,1024})"
+)
+# "password X" alone on its line, as in a .netrc written one token pair a line.
+_NETRC_LINE = R(r"(?im)^[ \t]{0,64}password[ \t]{1,64}(?P<v>\S{4,1024})[ \t]*$")
+
+
+def _netrc(text: str) -> str:
+    """``machine H login U password P`` over one line or several; without ``machine`` the value must look random."""
+    if "password" not in text.lower():
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        value = m.group("v")
+        named = "m" in m.re.groupindex and m.group("m")
+        if (not named and not _looks_random(value)) or _placeholder(value) or re.fullmatch(r"[a-z]{1,11}", value):
+            return m.group(0)
+        start, end = m.start("v") - m.start(), m.end("v") - m.start()
+        return m.group(0)[:start] + "[REDACTED:netrc]" + m.group(0)[end:]
+
+    return _NETRC_LINE.sub(replace, _NETRC.sub(replace, text))
+
+
+_URL = R(r"https?://[^\s/'\"<>]{1,256}(?P<path>/[^\s?#'\"<>]{1,2048})")
+# A path segment after which the rest of a URL is the webhook's secret.
+_HOOK_MARKERS = frozenset(
+    ["hooks", "hook", "webhook", "webhooks", "webhookb2", "incomingwebhook", "catch", "key", "services", "triggers"]
+)
+
+
+def _secret_segment(segment: str) -> bool:
+    return len(segment) >= 6 and bool(re.search(r"\d", segment)) or len(segment) >= 20
+
+
+def _webhooks(text: str) -> str:
+    """A webhook URL whose path is the secret (Slack, Zapier, Mattermost, Teams, IFTTT, ...): the path from its token on."""
+    if "://" not in text or "hook" not in text.lower() and "/key/" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        segments = m.group("path").split("/")
+        marker = next((i for i, seg in enumerate(segments) if seg.lower() in _HOOK_MARKERS), None)
+        if marker is None:
+            return m.group(0)
+        first = next((i for i in range(marker + 1, len(segments)) if _secret_segment(segments[i])), None)
+        if first is None:
+            return m.group(0)
+        kept = "/".join(segments[:first])
+        return m.group(0)[: m.start("path") - m.start()] + kept + "/[REDACTED:webhook]"
+
+    return _URL.sub(replace, text)
+
+
+_QUERY = R(r"(?P<pre>[?&;])(?P<k>[\w.\[\]-]{1,64})=(?P<v>[^&\s'\"#]{6,4096})")
+# Parameter names that hold a secret in URLs whatever their words say.
+_QUERY_NAMES = frozenset(["key", "sig", "signature", "code", "appid", "app_key", "appkey", "auth", "hash_key"])
+_KEYISH = R(r"(?i)key|token|secret|sig|pass|auth|cred")
+
+
+def _query_secrets(words: frozenset[str]) -> Callable[[str], str]:
+    """``?api_key=…&token=…&sig=…``: a parameter named as a secret, or key-ish with a random value."""
+
+    def replace(m: re.Match[str]) -> str:
+        key, value = m.group("k"), m.group("v")
+        lower = key.lower()
+        if _placeholder(value) and not _RANDOM.search(value):
+            return m.group(0)
+        if not (
+            key_names_secret(key, words)
+            or lower in _QUERY_NAMES
+            or lower.startswith("x-amz-")
+            and lower != "x-amz-date"
+            or _KEYISH.search(key)
+            and _looks_random(value)
+        ):
+            return m.group(0)
+        return m.group("pre") + m.group("k") + "=[REDACTED:url-secret]"
+
+    def run(text: str) -> str:
+        return _QUERY.sub(replace, text) if "=" in text and ("?" in text or "&" in text or ";" in text) else text
+
+    return run
+
+
+# A password written into a program that reads it from standard input.
+_PIPED = R(
+    r"\b(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+['\"]%s\\n?['\"])?[ \t]+(?P<q>['\"]?)(?P<v>[^\s'\"|$`][^\s'\"|]{2,1024})(?P=q)"
+    r"[ \t]*\|[ \t]*(?=(?:sudo\b[^|\n]{0,200}(?:\s-\w{0,16}S\w{0,16}\b|--stdin)|passwd\b[^|\n]{0,200}--stdin"
+    r"|[^|\n]{0,300}--password-stdin|kinit\b|chpasswd\b|cryptsetup\b|[^|\n]{0,300}-pass(?:in|word)?\s+stdin))"
+)
+_HERESTRING = R(
+    r"\bsudo\b[^\n<]{0,200}\s-\w{0,16}S\w{0,16}\b[^\n<]{0,200}<<<[ \t]*(?P<q>['\"]?)(?P<v>[^\s'\"$`][^\s'\"]{2,1024})(?P=q)"
+)
+
+
+def _piped_password(text: str) -> str:
+    """``echo PASSWORD | sudo -S``, ``| passwd --stdin``, ``| docker login --password-stdin``, ``sudo -S <<< PW``."""
+    if "|" not in text and "<<<" not in text:
+        return text
+    replace = _valued("cli-password")
+    return _HERESTRING.sub(replace, _PIPED.sub(replace, text))
+
+
+# A service key: a short lower-case prefix, then a long random body (xai-…, tvly-…, phx_…, tskey-auth-…).
+_SERVICE_KEY = R(
+    r"(?<![\w.+/-])(?P<p>[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,9}){0,2}[_-])(?P<v>[A-Za-z0-9_-]{28,256})(?![\w+/=-])"
+)
+_PUBLIC_PREFIXES = ("pk_", "pk-", "phc_", "pub_", "public_", "test_", "sha", "id_", "uuid")
+
+
+def _service_key(m: re.Match[str]) -> str:
+    prefix, body = m.group("p"), m.group("v")
+    if prefix.startswith(_PUBLIC_PREFIXES):
+        return m.group(0)
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body) and any(c.isdigit() for c in body)
+    hexy = re.fullmatch(r"[a-f0-9]{40,}", body) is not None and "key" in prefix
+    if not (mixed and _entropy(body) >= 4.0 or hexy):
+        return m.group(0)
+    return prefix + "[REDACTED:service-key]"
+
+
+_JSON_ESCAPED = R(r"\\\"(?P<k>[\w.-]{1,64})\\\"\s{0,8}:\s{0,8}\\\"(?P<v>(?:[^\"\\]|\\[^\"]){3,4096}?)\\\"")
+
+
+def _json_escaped(words: frozenset[str]) -> Callable[[str], str]:
+    """``{\\"api_key\\": \\"…\\"}``: JSON inside a JSON string, where the keyword rule sees backslashes."""
+
+    def replace(m: re.Match[str]) -> str:
+        if not key_names_secret(m.group("k"), words) or _placeholder(m.group("v"), quoted=True):
+            return m.group(0)
+        start, end = m.start("v") - m.start(), m.end("v") - m.start()
+        return m.group(0)[:start] + "[REDACTED]" + m.group(0)[end:]
+
+    def run(text: str) -> str:
+        return _JSON_ESCAPED.sub(replace, text) if '\\"' in text else text
+
+    return run
+
+
+_BASE64 = R(r"(?<![A-Za-z0-9+/=_-])(?=[A-Za-z0-9+/]{0,4095}[a-z])[A-Za-z0-9+/]{16,4096}={0,2}(?![A-Za-z0-9+/=_-])")
+_MAX_DECODED = 64  # base64 runs decoded per text: the work stays bounded whatever the text
+
+
+def _base64(inner: list[Callable[[str], str]]) -> Callable[[str], str]:
+    """A base64 run that decodes to text the other rules would mask is masked whole (``echo … | base64 -d``)."""
+
+    def run(text: str) -> str:
+        budget = [_MAX_DECODED]
+
+        def replace(m: re.Match[str]) -> str:
+            blob = m.group(0)
+            if budget[0] <= 0 or len(blob) % 4:
+                return blob
+            budget[0] -= 1
+            try:
+                decoded = base64.b64decode(blob, validate=True).decode("utf-8")
+            except ValueError:
+                return blob
+            if sum(c.isprintable() or c in "\n\r\t" for c in decoded) < len(decoded):
+                return blob
+            masked = decoded
+            for rule in inner:
+                masked = rule(masked)
+            return blob if masked == decoded else "[REDACTED:base64]"
+
+        return _BASE64.sub(replace, text)
+
+    return run
 
 
 Rule = Callable[[str], str]
@@ -511,12 +729,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "jwt": ("eyJ",),
     "password-hash": ("$",),
     "url-credentials": ("://",),
-    "url-secret": ("=",),
     "authorization": ("authorization",),
     "bearer": ("bearer", "token", "basic"),
     "smtp-auth": ("AUTH ",),
     "pgpass": (":",),
-    "netrc": ("password",),
     "sql-password": ("identified", "password"),
     "xml-secret": ("</",),
 }
@@ -536,10 +752,16 @@ def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
 
 
 def rules(words: frozenset[str]) -> list[Rule]:
-    """Every rule as a function of the text, in the order they run."""
+    """Every rule as a function of the text, in the order they run (compiles every pattern, once)."""
+    # The helpers the rules call per match then use the compiled patterns, without delegation.
+    table = globals()
+    for name, value in list(table.items()):
+        if isinstance(value, _Lazy):
+            table[name] = value.compiled()
     out: list[Rule] = []
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
+        pattern = compiled(pattern)
         needles = _NEEDLES.get(kind) or _literals(pattern)
         if not needles:
             return lambda text: pattern.sub(repl, text)
@@ -552,12 +774,19 @@ def rules(words: frozenset[str]) -> list[Rule]:
         return run
 
     out += [sub(p, _whole(kind), kind) for kind, p in _WHOLE]
+    out.append(sub(_SERVICE_KEY, _service_key))
+    out.append(_webhooks)
     out.append(_k8s_secret)
     out.append(_env_entries(words))
     out.append(_json_containers(words))
     out.append(sub(_COOKIE, _cookies, "cookie"))
     out.append(sub(_HTPASSWD, _htpasswd, "htpasswd"))
+    out.append(_query_secrets(words))
+    out.append(_netrc)
+    out.append(_piped_password)
+    out.append(_json_escaped(words))
     out += [sub(p, _valued(kind), kind) for kind, p in _VALUED]
     out.append(sub(_ASSIGNMENT, _assignment(words), "assignment"))
     out.append(sub(_BARE_40, _bare_aws_secret))
+    out.append(_base64(list(out)))
     return out

@@ -119,6 +119,9 @@ class CoreConfig:
     context_caps: dict = field(factory=dict)
     #: Characters at most in one answer of an ``omcm mcp`` tool (it goes into the model's context).
     mcp_answer_chars: int = 6_000
+    #: Mask secrets in the tool output Claude sees (PostToolUse ``updatedToolOutput``, client 2.1.121+).
+    #: Claude then cannot use a secret a command printed. A project may switch it on, never off.
+    mask_tool_output: bool = field(default=False, metadata=Project.on)
 
 
 @define

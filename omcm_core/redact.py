@@ -38,9 +38,20 @@ _SECRET_WORDS = frozenset(
         "signature",
         "pw",
         "psk",
+        "passcode",
+        "pin",
+        "otp",
+        "totp",
+        "mfacode",
     ]
 )
-_RULES = _redact_rules.rules(_SECRET_WORDS)
+_RULES: list[_redact_rules.Rule] = []  # built (and compiled) by the first mask, not at import
+
+
+def _rules() -> list[_redact_rules.Rule]:
+    if not _RULES:
+        _RULES[:] = _redact_rules.rules(_SECRET_WORDS)  # one assignment: two threads may race here
+    return _RULES
 
 
 def secret_key(name: str) -> bool:
@@ -71,7 +82,7 @@ def mask(text: str, library: bool = True) -> str:
     """
     if not text:
         return text
-    for rule in _RULES:
+    for rule in _RULES or _rules():
         text = rule(text)
     if library:
         from omcm_core import _redact_library
@@ -109,6 +120,12 @@ def mask_tail(text: str, limit: int, margin: int = MARGIN, library: bool = True)
 _NAME_KEYS = frozenset(["name", "Name", "key", "Key", "ParameterKey", "variable", "Variable"])
 _VALUE_KEYS = frozenset(["value", "Value", "ParameterValue"])
 CUT = "\n...[TRUNCATED]...\n"
+
+
+def _wordlike(value: Any) -> bool:
+    return isinstance(value, str) and value.isascii() and value.replace("_", "").isalpha() and len(value) <= 12
+
+
 MAX_DEPTH = 50
 
 
@@ -151,6 +168,10 @@ def _walk(value: Any, library: bool, max_chars: int | None, budget: list[int] | 
                 out[k] = _walk(v, library, max_chars, budget, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
+        if len(value) == 2 and isinstance(value[0], str) and secret_key(value[0]) and not _wordlike(value[1]):
+            # A pair (name, value), as headers are often given: [["X-Api-Key", "…"]]; not a list
+            # of field names (["token", "name"]).
+            return [value[0], _hidden(value[1], depth)]
         return [_walk(v, library, max_chars, budget, depth + 1) for v in value]
     return value
 

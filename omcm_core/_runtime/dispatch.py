@@ -216,6 +216,10 @@ def _answer(
     finally:
         call.finish()
     response = merge(event.hook_event_name, answers)
+    if call.core.mask_tool_output:  # [core] mask_tool_output: the model sees the output masked
+        from omcm_core import tool_output_mask
+
+        response = tool_output_mask.apply(response, tool_output_mask.updated_output(event, True))
     _logger.debug(
         "dispatched",
         hook_event=event.hook_event_name,

@@ -28,12 +28,22 @@ KEYWORDS = ("ultrawork", "ulw", "uw", "ralph-loop", "ultrawork-ralph", "cancel",
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
+# Every pattern here scans each character a bounded number of times (issue 34: a scan that
+# backtracked over a run of "a.a.a…" took 65 s for 100 KB): runs are possessive (``*+``) or
+# start only where a run starts, and a span stops at the next opening mark of its kind.
 # Quoted spans: "...", “...”, «...», and '...' opened after a non-word character (not an apostrophe).
-_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»|(?<!\w)'[^'\n]{1,400}'(?!\w)")
-_TAGS = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?>")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
-# A token with a slash or backslash inside (a path), or a name with an extension (uw.py, search.ts).
-_PATHLIKE = re.compile(r"\S*[/\\]\S*[\w.-]\S*|\b[\w-]+\.[A-Za-z][\w]{0,6}\b")
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^“”\n]{0,400}”|«[^«»\n]{0,400}»|(?<!\w)'[^'\n]{1,400}'(?!\w)")
+_TAGS = re.compile(r"</?[A-Za-z][\w:-]*+(?:\s[^<>]{0,200})?>")
+# A scheme is short: bounding it keeps a run like "a.a.a…" from being rescanned at each letter.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://\S+", re.I)
+# A token with a slash or backslash inside (a path): from the token's start to its first slash.
+_SLASHED = re.compile(r"(?<!\S)[^\s/\\]*+[/\\]\S*+")
+_NAME_CHAR = re.compile(r"[\w.-]")
+# A name with an extension (uw.py, search.ts), tried only where a run of name characters starts.
+_NAME_EXT = re.compile(r"(?<![\w-])-*+\w[\w-]*+\.[A-Za-z]\w{0,6}\b")
+_SPACES = re.compile(r"\s+")
+_BLANK_RUN = re.compile(r"[^\S\n]+")
+_NEWLINE_RUN = re.compile(r" ?\n\s*+")  # after _BLANK_RUN: a run holding a newline becomes one
 
 # A command opens the prompt: "/ralph-loop task", "ralph-loop: task"; on the Claude Code
 # plugin route the client names plugin commands with the plugin's name: "/omcm:ralph-loop task".
@@ -72,12 +82,18 @@ _LEAD = re.compile(
     r"help me|let'?s|go(?: and)?|try (?:to|and))\s+",
     re.I,
 )
+# All lead words at once ("please now just find ..."): stripping one per pass copied the clause per word.
+_LEADS = re.compile(r"^(?:" + _LEAD.pattern[1:] + r")+", re.I)
 _INTENT = {
     "search": re.compile(r"^(?:deep[ -]?search|search|find(?! out\b)|look for|locate|hunt down)\b", re.I),
     "analyze": re.compile(
         r"^(?:analy[sz]e|investigate|root-cause|diagnose|(?:find|figure|work) out (?:why|how|what))\b", re.I
     ),
 }
+# Every word an _INTENT verb starts with: a prompt without one has no clause to look at.
+_VERB_WORDS = re.compile(
+    r"\b(?:deep[ -]?search|search|find|look|locate|hunt|analy[sz]e|investigate|root-cause|diagnose|figure|work)", re.I
+)
 _ANYWHERE = {"search": _word("deepsearch|deep search|websearch|web search"), "analyze": None}
 HINTS = tuple(_INTENT)
 
@@ -97,26 +113,61 @@ def strip_code(text: str) -> str:
     return _INLINE.sub(" ", _FENCED.sub(" ", text))
 
 
+def _path(m: re.Match[str]) -> str:
+    """A token is a path when a name character follows a slash in it (``a/b``, ``..\\x``; not ``and/``)."""
+    token = m.group(0)
+    first = min(i for i in (token.find("/"), token.find("\\")) if i >= 0)
+    return " " if _NAME_CHAR.search(token, first + 1) else token
+
+
+def _name(m: re.Match[str]) -> str:
+    # Leading dashes stay, as the word-boundary form left them ("-uw.py" -> "- ").
+    return m.group(0)[: len(m.group(0)) - len(m.group(0).lstrip("-"))] + " "
+
+
 def prose(text: str) -> str:
-    """The prompt's own words: no code, quotes, markup, URLs, paths or file names."""
+    """The prompt's own words: no code, quotes, markup, URLs, paths or file names.
+
+    Runs of white space become one space or one newline, so that later scans
+    never meet a long run of it.
+    """
     text = strip_code(text or "")
-    for pattern in (_TAGS, _URL, _QUOTED, _PATHLIKE):
-        text = pattern.sub(" ", text)
-    return text
+    # Each pattern runs only when the text holds a character it needs (most prompts lack most).
+    if "<" in text:
+        text = _TAGS.sub(" ", text)
+    if "://" in text:
+        text = _URL.sub(" ", text)
+    if any(q in text for q in "\"“«'"):
+        text = _QUOTED.sub(" ", text)
+    if "/" in text or "\\" in text:
+        text = _SLASHED.sub(_path, text)
+    if "." in text:
+        text = _NAME_EXT.sub(_name, text)
+    return _NEWLINE_RUN.sub("\n", _BLANK_RUN.sub(" ", text))
+
+
+_LEADING = re.compile(r"^(?:-+(?=\s)|[\s:])+")
 
 
 def _clean(text: str) -> str:
     # A lone dash is a separator ("uw - fix it"); a flag like --prd stays.
-    return re.sub(r"^(?:-+(?=\s)|[\s:])+|(?:(?<=\s)-+|[\s:])+$", "", re.sub(r"\s+", " ", text))
+    text = _LEADING.sub("", _SPACES.sub(" ", text))
+    end = len(text)
+    while end:  # the trailing separators, by hand: a pattern anchored at the end is tried at every position
+        if text[end - 1] in " :":
+            end -= 1
+            continue
+        start = len(text[:end].rstrip("-"))
+        if start == end or not start or text[start - 1] != " ":
+            break
+        end = start
+    return text[:end]
 
 
 def _clause_starts(text: str) -> list:
     starts = []
     for clause in _CLAUSES.split(text):
-        clause = clause.strip(" \t\"'()[]*-_>#")
-        previous = None
-        while clause and clause != previous:
-            previous, clause = clause, _LEAD.sub("", clause, count=1)
+        clause = _LEADS.sub("", clause.strip(" \t\"'()[]*-_>#"), count=1)  # every lead word in one pass
         if clause:
             starts.append(clause)
     return starts
@@ -124,7 +175,8 @@ def _clause_starts(text: str) -> list:
 
 def hints(text: str, disabled: frozenset = frozenset()) -> tuple:
     """The hints ``text`` (already :func:`prose`) asks for, by intent position."""
-    starts = _clause_starts(text)
+    # Splitting into clauses costs Python work per clause: skip it when no verb can open one.
+    starts = _clause_starts(text) if _VERB_WORDS.search(text) else []
     found = []
     for name, verb in _INTENT.items():
         if name in disabled:
