@@ -164,7 +164,7 @@ def outdated(home: Path) -> bool:
     return state.get("client") == "native" and state.get("fingerprint") != _fingerprint()
 
 
-def forget(home: Path, leaving: Path) -> list[Path]:
+def forget(home: Path, leaving: Path, builds: bool = True) -> list[Path]:
     """Remove the native binaries no install manifest but ``leaving`` registers; the removed ones.
 
     Every ``omcm-hook-*`` counts, not only this installation's: an upgrade or a
@@ -185,6 +185,8 @@ def forget(home: Path, leaving: Path) -> list[Path]:
     for binary in binaries:
         if any(str(binary) in text for text in texts):  # a leftover ``.new`` of a build is named by none
             continue
+        if binary.name.endswith(".new") and not builds:
+            continue  # maybe a build under way
         binary.unlink(missing_ok=True)
         removed.append(binary)
     if not texts:  # the last install leaves: what was chosen for it goes too
@@ -194,3 +196,10 @@ def forget(home: Path, leaving: Path) -> list[Path]:
         except OSError:
             pass  # not there, or something else in it
     return removed
+
+
+def prune(home: Path) -> list[Path]:
+    """Remove the native binaries no install manifest names (built for an installation since upgraded)."""
+    if not any((home / "installs").glob("*.json")):
+        return []
+    return forget(home, home / "installs" / "none", builds=False)

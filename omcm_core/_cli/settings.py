@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
         p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
         p.set_defaults(run=function)
+    from omcm_core._cli import update
+
+    update.register(sub)  # after install/uninstall in `omcm --help`
 
 
 def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
@@ -59,6 +62,9 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
 
         guard = bool(inv.config.section("core", CoreConfig).fail_closed)  # a guard that cannot load denies too
         result = settings.install(inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version))
+        from omcm_core._cli import native_client
+
+        native_client.prune(inv.home)  # binaries built for an installation since upgraded
         names = settings.claude_files_for({info.name for info in inv.manager.enabled()})
         files = settings.install_files(inv.home, path, names)
     except settings.InstallError as exc:
