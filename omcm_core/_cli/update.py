@@ -101,7 +101,7 @@ def _unpacked(archive: Path, work: Path) -> Path | None:
 
     try:
         try:
-            shutil.unpack_archive(str(archive), str(work), filter="data")  # type: ignore[call-arg]
+            shutil.unpack_archive(str(archive), str(work), filter="data")
         except TypeError:  # Python before 3.12 (and before the 3.10/3.11 backports): check the members ourselves
             _unpack_checked(archive, work)
     except (OSError, ValueError, shutil.ReadError, tarfile.TarError, zipfile.BadZipFile) as exc:
