@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -72,7 +73,19 @@ def test_update_brings_core_and_plugins_to_one_revision_and_keeps_the_rest(tmp_p
     assert skew["level"] == "warning" and "omcm-tool-counter" in skew["message"]
     assert skew["fix"].endswith(f"update {src}")
 
-    out = run([omcm, "update"], cwd=tmp_path, env=env)
+    # Hooks keep being called while pip replaces the files under them: none may exit 2 (a blocking error).
+    command = registered["PreToolUse"][0]["hooks"][0]["command"]
+    payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    updating = subprocess.Popen([str(omcm), "update"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    codes = []
+    while updating.poll() is None:
+        call = subprocess.run(shlex.split(command), input=payload, capture_output=True, text=True, env=env, timeout=60)
+        codes.append(call.returncode)
+        assert not call.stdout.strip() or isinstance(json.loads(call.stdout), dict)
+    stdout, _ = updating.communicate()  # closes the pipe
+    out = subprocess.CompletedProcess(updating.args, updating.returncode, stdout, "")
+    assert updating.returncode == 0, out.stdout
+    assert codes and 2 not in codes, codes
     assert f"from {src}" in out.stdout and str(src / "plugins" / "tool-counter") in out.stdout
     assert "kept as installed" in out.stdout and "careful-rm" in out.stdout
     check = run([python, "-c", "import omcm_tool_counter as m; print(m.UPDATED_FROM_THE_CHECKOUT)"], env=env)
