@@ -86,6 +86,9 @@ class Result:
     - ``additional_context``: text added to Claude's context (PreToolUse,
       PostToolUse, PostToolUseFailure, SessionStart, UserPromptSubmit; on Stop
       and SubagentStop it keeps Claude going, client 2.1.163+).
+    - ``context_tail``: text that follows ``additional_context`` on a line of its
+      own and that the context budget never cuts (the body is cut instead): put a
+      request or marker Claude must act on here, not at the end of a long text.
     - ``system_message``: a warning shown to the user.
     - ``updated_input``: PreToolUse; replaces the whole tool input.
     - ``halt`` / ``halt_reason``: ``continue: false`` with ``stopReason``; ends
@@ -114,6 +117,7 @@ class Result:
     reason: str | None = field(default=None, validator=_optional_str)
     block: bool | None = None
     additional_context: str | None = field(default=None, validator=_optional_str)
+    context_tail: str | None = field(default=None, validator=_optional_str)
     system_message: str | None = field(default=None, validator=_optional_str)
     updated_input: dict | None = None
     halt: bool | None = None

@@ -85,3 +85,58 @@ def test_per_plugin_caps():
     texts = dict(fitted.texts)
     assert len(texts["memory"]) <= 1200
     assert len(texts["guide"]) > 8000
+
+
+def test_a_tail_is_never_cut_and_the_body_gives_way():
+    request = "[MEMORY_KEEPER] 1 summaries not generated yet:\n[MEMORY_KEEPER_ROTATE] file=memory_1.md"
+    body = "\n".join(f"memory line {i} " + "x" * 80 for i in range(100))
+    fitted = fit([("memory-rotation", body), ("notepad", "n" * 6000)], 10_000, tails={"memory-rotation": request})
+    texts = dict(fitted.texts)
+    assert texts["memory-rotation"].endswith("\n" + request)
+    assert "cut to fit the context budget" in texts["memory-rotation"] and fitted.cut["memory-rotation"] > 0
+    assert sum(map(len, texts.values())) + SEPARATOR <= 10_000
+    # A tail alone (no body) speaks too, whole; a cap lowers the body, not the tail.
+    fitted = fit([("a", ""), ("b", "b" * 50)], 100, caps={"a": 10}, tails={"a": request})
+    assert dict(fitted.texts)["a"] == request
+    # Tails that cannot fit even alone are cut like bodies: the budget still holds.
+    fitted = fit([("a", "x"), ("b", "y")], 60, tails={"a": "t" * 500, "b": "u" * 500})
+    assert sum(len(t) for _, t in fitted.texts) + SEPARATOR <= 60
+
+
+def test_the_summary_request_reaches_session_start_with_a_memory_over_its_share(tmp_path):
+    """Through `omcm hook`, the default budget: notepad's notes and a memory of ~9,600 characters share it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("omcm_memory_rotation")
+    pytest.importorskip("omcm_notepad")
+    from omcm_memory_rotation import index, layout
+
+    from omcm_core.testing import run_hook
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    folder = layout.memory_dir(project)
+    index.ensure_structure(folder)
+    (folder / "memory.md").write_text("".join(f"- decision {i}: " + "d" * 175 + "\n" for i in range(50)))
+    (folder / "memory_20260101_000000.md").write_text("## 2026-01-01\nrotated, not summarised yet\n")
+    env = {
+        **os.environ,
+        "OMCM_HOME": str(home),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "OMCM_LOAD_PLUGINS": "memory-rotation,notepad",
+        "OMCM__NOTEPAD__INJECT_ENTRIES": "3",
+        "OMCM_DAEMON": "0",
+    }
+    for i in range(3):
+        note = [sys.executable, "-m", "omcm_core", "notepad", "add", f"note {i} " + "n" * 1900]
+        subprocess.run(note, env=env, check=True, capture_output=True, cwd=project)
+    payload = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
+    proc = run_hook(payload, env=env, cwd=str(project))
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "characters from memory-rotation cut" in context  # the memory was over its share
+    assert "[MEMORY_KEEPER_ROTATE] file=memory_20260101_000000.md" in context
+    assert len(context) <= 10_000

@@ -65,7 +65,12 @@ def test_project_scope_writes_the_projects_mcp_json(world):
     assert set(servers) == {"omcm"}
     assert not (user / ".claude.json").exists()
     omcm(home, user, "uninstall", "--scope", "project", "--project-dir", str(project))
-    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {}
+    assert not (project / ".mcp.json").exists()  # omcm made it and nothing else is in it: no {"mcpServers": {}} left
+    # A .mcp.json the project had is kept, with its own servers, without omcm's.
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {"command": "db-mcp"}}}))
+    omcm(home, user, "install", "--scope", "project", "--project-dir", str(project))
+    omcm(home, user, "uninstall", "--scope", "project", "--project-dir", str(project))
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {"db": {"command": "db-mcp"}}
 
 
 def test_a_symlinked_claude_json_stays_a_link(world, tmp_path):

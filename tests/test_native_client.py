@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_install_registers_the_native_client_when_a_compiler_is_here(home, tmp_p
     assert commands == [f"{shlex.quote(str(binary))} hook {event}" for event in EVENTS]
     assert binary.is_file() and binary.stat().st_mode & 0o077 == 0  # in OMCM_HOME, owner-only
     raw = json.dumps(pre_tool_payload("Bash", {"command": "rm -rf /"})).encode()
-    python = install.hook_command("PreToolUse", [install.sys.executable, "-m", "omcm_core"])
+    python = install.hook_command("PreToolUse", [sys.executable, "-m", "omcm_core"])
     assert _run(commands[0], home, raw).stdout == _run(python, home, raw).stdout
     assert [c.id for c in _doctor(home)] == ["hook_client.native"]
 

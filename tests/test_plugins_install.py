@@ -88,3 +88,32 @@ def test_uninstall_refuses_what_is_not_a_plugin(tmp_path):
     env = {**os.environ, "OMCM_HOME": str(tmp_path / "home")}
     proc = run([sys.executable, "-m", "omcm_core", "plugins", "uninstall", "no-such-plugin"], ok=False, env=env)
     assert "no installed plugin 'no-such-plugin'" in proc.stderr
+
+
+def test_a_reinstall_says_what_it_reinstalled_without_pips_noise(core_wheel, tmp_path):
+    env_dir, home = tmp_path / "venv", tmp_path / "home"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python, omcm = env_dir / "bin" / "python", env_dir / "bin" / "omcm"
+    run([python, "-m", "pip", "install", "-q", core_wheel])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("OMCM")}
+    env.update(HOME=str(home), PATH="/usr/bin:/bin", OMCM_DAEMON="0")
+    plugins = [ROOT / "plugins" / "tool-counter", ROOT / "plugins" / "notepad"]
+    run([omcm, "plugins", "install", *plugins], cwd=tmp_path, env=env)
+    again = run([omcm, "plugins", "install", "--reinstall", *plugins], cwd=tmp_path, env=env)
+    out = again.stdout + again.stderr
+    assert "tool-counter 0.1.0 (omcm-tool-counter): reinstalled" in again.stdout
+    assert "notepad 0.1.0 (omcm-notepad): reinstalled" in again.stdout
+    assert "no omcm plugin was added or changed" not in out
+    assert "Requirement already satisfied" not in out and len(out.splitlines()) < 15, out
+    # A failure shows the installer's whole output.
+    failed = run([omcm, "plugins", "install", tmp_path / "no-such-folder"], ok=False, cwd=tmp_path, env=env)
+    assert "no-such-folder" in failed.stderr and "nothing was registered" in failed.stderr
+
+
+def test_installed_names_reads_pip_and_uv():
+    from omcm_core._cli.plugin_install import installed_names
+
+    pip = "Processing ./plugins/notepad\nSuccessfully installed omcm-notepad-0.1.0 omcm_tool_counter-0.1.0\n"
+    uv = "Resolved 3 packages in 5ms\nPrepared 1 package\n ~ omcm-notepad==0.1.0 (from file:///x)\n + attrs==25.1.0\n"
+    assert installed_names(pip) == {"omcm-notepad", "omcm-tool-counter"}
+    assert installed_names(uv) == {"omcm-notepad", "attrs"}

@@ -145,7 +145,12 @@ def test_each_row_is_syntax_omcm_knows(parser):
 
 
 VALUES = {"NAME": "tool-counter", "QUERY": "port", "N": "3", "EVENT": "PreToolUse"}
-NEVER_RUN = (["daemon", "run"], ["plugins", "install"], ["plugins", "uninstall"])  # serves until stopped; changes .venv
+NEVER_RUN = (
+    ["daemon", "run"],
+    ["plugins", "install"],
+    ["plugins", "uninstall"],
+    ["update"],
+)  # serves until stopped; changes .venv
 
 
 def complete(parser: argparse.ArgumentParser, argv: list[str]) -> bool:

@@ -51,7 +51,7 @@ def test_a_symlinked_settings_file_stays_a_link_and_uninstall_finds_the_install(
     assert "PreToolUse" in json.loads(target.read_text())["hooks"]
     assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
     out = omcm(env, "uninstall").stdout
-    assert "original file restored" in out
+    assert "restored as it was before omcm" in out
     assert link.is_symlink() and target.read_bytes() == original
 
 
@@ -69,7 +69,7 @@ def test_uninstall_finds_an_install_whose_link_an_older_omcm_replaced(user):
     link.write_bytes(installed)  # what the old write did to the link
     target.write_bytes(original)
     out = omcm(env, "uninstall").stdout
-    assert "original file restored" in out and link.read_bytes() == original
+    assert "restored as it was before omcm" in out and link.read_bytes() == original
 
 
 def memory_project(tmp_path: Path) -> Path:
@@ -117,3 +117,60 @@ def test_version_names_core_and_every_plugin(user):
     assert lines[0] == f"omcm-core {version('omcm-core')}"
     plugins = {e.name: e.dist for e in entry_points(group="omcm")}
     assert sorted(lines[1:]) == sorted(f"{n} {d.version} ({d.metadata['Name']})" for n, d in plugins.items())
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` with its bytes (None for a folder): what "as it was" means."""
+    return {
+        str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if ".omcm" not in p.relative_to(folder).parts
+    }
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_removal_is_exact_after_install_reinstall_and_reregistration(user, tmp_path, scope):
+    pytest.importorskip("omcm_persistent_mode", reason="the command files come with persistent-mode")
+    home, env = user
+    project = tmp_path / "project"
+    project.mkdir()
+    (home / ".claude" / "CLAUDE.md").write_text("mine\n")
+    before = {"home": _tree(home), "project": _tree(project)}
+    argv = ["--scope", scope]
+    omcm(env, "install", *argv, cwd=project)
+    # What `omcm plugins install` and `omcm update` do afterwards: register again with --settings.
+    settings = home / ".claude" / "settings.json" if scope == "user" else project / ".claude" / "settings.json"
+    omcm(env, "install", "--settings", settings, cwd=project)
+    omcm(env, "install", *argv, cwd=project)  # and a plain reinstall
+    commands = settings.parent / "commands" / "ralph-loop.md"
+    assert commands.is_file()
+    out = omcm(env, "uninstall", *argv, cwd=project).stdout
+    assert {"home": _tree(home), "project": _tree(project)} == before, out
+    assert "restored as it was before omcm" not in out  # there was no settings file to restore
+    assert "removed (omcm had created it)" in out
+    assert "Kept your data" in out and str(home / ".omcm") in out and "rm -rf" in out
+    assert not list((home / ".omcm" / "bin").glob("omcm-hook-*")) if (home / ".omcm" / "bin").exists() else True
+
+
+def test_a_stale_native_binary_from_an_older_installation_is_removed_too(user, tmp_path):
+    pytest.importorskip("omcm_tool_counter", reason="omcm install needs a plugin's hooks")
+    home, env = user
+    omcm(env, "install")
+    stale = home / ".omcm" / "bin" / "omcm-hook-0123456789abcdef"  # built for the Python omcm had before an upgrade
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(b"\x7fELF old")
+    omcm(env, "uninstall")
+    assert not stale.exists()
+    assert not (home / ".omcm" / "bin").exists() or not list((home / ".omcm" / "bin").iterdir())
+
+
+def test_project_scope_refuses_a_claude_folder_that_is_a_link(user, tmp_path):
+    home, env = user
+    project, secret = tmp_path / "cloned", home / ".ssh"
+    project.mkdir()
+    secret.mkdir()
+    (project / ".claude").symlink_to(secret)  # planted by the repository
+    for scope in ("project", "local"):
+        proc = omcm(env, "install", "--scope", scope, cwd=project, ok=False)
+        assert ".claude is a link" in proc.stderr
+    assert list(secret.iterdir()) == []

@@ -148,3 +148,27 @@ def test_stats_never_create_a_store(tmp_path):
 )
 def test_quantiles_read_from_the_buckets(histogram, q, expected):
     assert quantile(histogram, q) == expected
+
+
+def test_small_counts_show_their_measured_times_and_the_span(tmp_path):
+    from omcm_core._runtime.stats import Recorder, summary
+    from omcm_core.store import Store
+
+    store = Store(tmp_path)
+    recorder = Recorder()
+    for ms in (3.2, 3.4, 7.9):  # all in the 2-5 and 5-10 ms buckets: their bounds would read 5 and 10
+        recorder.note("s1", "PreToolUse", {"tool-counter": ms})
+    recorder.flush(store)
+    (row,) = summary(store)
+    assert row["exact"] is True and row["median_ms"] == 3.4 and row["p95_ms"] == 7.9
+    assert row["first_ts"] <= row["last_ts"] and time.time() - row["first_ts"] < 600
+    # Past the kept times the buckets answer, and say so.
+    for _ in range(40):
+        recorder.note("s2", "PreToolUse", {"tool-counter": 1.5})
+    recorder.flush(store)
+    (row,) = summary(store)
+    assert row["exact"] is False and row["median_ms"] == 2
+    store.close()
+    env = {**os.environ, "OMCM_HOME": str(tmp_path)}
+    table = omcm(env, "stats").stdout
+    assert "≤2" in table and "Calls from " in table, table

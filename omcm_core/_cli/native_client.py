@@ -52,7 +52,7 @@ def _c_string(data: bytes) -> str:
 
 def config_header() -> bytes:
     """What the binary is built for: the interpreter and fast_hook.py it hands off to, the installation key."""
-    from omcm_core._cli.install import HOOK_CODE
+    from omcm_core._cli.hook_command import HOOK_CODE
     from omcm_core._runtime import wire
 
     install = wire.installation()
@@ -109,7 +109,7 @@ def binary_path(home: Path) -> Path:
 
 
 def _registered(settings: Path) -> list[str]:
-    from omcm_core._cli.install import installed_commands
+    from omcm_core._cli.settings_file import installed_commands
 
     return [command for _event, command in installed_commands(settings)]
 
@@ -164,16 +164,42 @@ def outdated(home: Path) -> bool:
     return state.get("client") == "native" and state.get("fingerprint") != _fingerprint()
 
 
-def forget(home: Path, leaving: Path) -> None:
-    """Remove the native binary when the install manifest ``leaving`` was the last one that registers it."""
-    dest = binary_path(home)
+def forget(home: Path, leaving: Path, builds: bool = True) -> list[Path]:
+    """Remove the native binaries no install manifest but ``leaving`` registers; the removed ones.
+
+    Every ``omcm-hook-*`` counts, not only this installation's: an upgrade or a
+    reinstall under another Python built one under another name, and the old one
+    would be left behind.
+    """
+    folder = home / "bin"
+    binaries = sorted(folder.glob("omcm-hook-*")) if folder.is_dir() else []
+    texts = []
     for manifest in (home / "installs").glob("*.json"):
         if manifest == leaving:
             continue
         try:
-            if str(dest) in manifest.read_text():
-                return
+            texts.append(manifest.read_text())
         except OSError:
             continue
-    dest.unlink(missing_ok=True)
-    (home / "bin" / STATE).unlink(missing_ok=True)
+    removed = []
+    for binary in binaries:
+        if any(str(binary) in text for text in texts):  # a leftover ``.new`` of a build is named by none
+            continue
+        if binary.name.endswith(".new") and not builds:
+            continue  # maybe a build under way
+        binary.unlink(missing_ok=True)
+        removed.append(binary)
+    if not texts:  # the last install leaves: what was chosen for it goes too
+        (folder / STATE).unlink(missing_ok=True)
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # not there, or something else in it
+    return removed
+
+
+def prune(home: Path) -> list[Path]:
+    """Remove the native binaries no install manifest names (built for an installation since upgraded)."""
+    if not any((home / "installs").glob("*.json")):
+        return []
+    return forget(home, home / "installs" / "none", builds=False)

@@ -105,6 +105,7 @@ def install(specs: list[str], flags: Flags, inv: Invocation) -> int:
     targets = [*specs, *(a for path in flags.editable for a in ("-e", path))]
     options = [*(["--upgrade"] if flags.upgrade else []), *(["--no-deps"] if flags.no_deps else [])]
     passes = [options + targets]
+    touched: set[str] = set()
     if flags.reinstall:
         # Force only the named distributions (forcing all would fetch omcm-core, which no index has), then
         # an ordinary pass for a dependency that went missing.
@@ -115,18 +116,53 @@ def install(specs: list[str], flags: Flags, inv: Invocation) -> int:
             print("omcm: this environment has no pip, uv is not on PATH and ensurepip failed", file=sys.stderr)
             return 1
         print(f"omcm: installing into {sys.prefix}: {shlex.join(argv)}", file=sys.stderr, flush=True)
-        if subprocess.run(argv, cwd=inv.cwd, env=inv.env).returncode != 0:
+        done = _quietly(argv, inv)
+        if done is None:
             print("omcm: the install failed (see above); nothing was registered", file=sys.stderr)
             return 1
+        touched |= done
     after = installed(inv.env)
     changed = [row for name, row in after.items() if before.get(name, {}).get("version") != row["version"]]
+    redone = [
+        row for name, row in after.items() if row not in changed and _normal(row["distribution"] or "") in touched
+    ]
     for row in changed:
         print(f"{row['name']} {row['version']} ({row['distribution']}): hooks {', '.join(row['hooks']) or '-'}")
-    if not changed:
+    for row in redone:
+        print(f"{row['name']} {row['version']} ({row['distribution']}): reinstalled")
+    if not changed and not redone:
         print("no omcm plugin was added or changed (an extra's packages, or it was installed already)")
     if note := _reinstall_forgets():
         print(note)
     return reregister(inv)
+
+
+def _quietly(argv: list[str], inv: Invocation) -> set[str] | None:
+    """Run the installer; its output only when it fails (pip says "already satisfied" dozens of times).
+
+    Returns the distributions it installed (normalised names), or None on failure.
+    """
+    proc = subprocess.run(argv, cwd=inv.cwd, env=inv.env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        return None
+    names = installed_names(proc.stdout + "\n" + proc.stderr)
+    shown = ", ".join(sorted(names)) or "nothing new (all requirements were already satisfied)"
+    print(f"omcm: installed {shown}", file=sys.stderr)
+    return names
+
+
+def installed_names(output: str) -> set[str]:
+    """The distributions pip's or uv's output says it installed: "Successfully installed a-1.0 b-2.0"; " + a==1.0"."""
+    import re
+
+    names: set[str] = set()
+    for line in output.splitlines():
+        if line.startswith("Successfully installed "):
+            names |= {_normal(item.rpartition("-")[0]) for item in line.split()[2:] if "-" in item}
+        elif match := re.match(r"^\s*[+~]\s+([A-Za-z0-9][A-Za-z0-9._-]*)==", line):
+            names.add(_normal(match.group(1)))
+    return names
 
 
 def _reinstall_forgets() -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
         p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
         p.set_defaults(run=function)
+    from omcm_core._cli import update
+
+    update.register(sub)  # after install/uninstall in `omcm --help`
 
 
 def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
@@ -31,7 +35,15 @@ def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
         # A typo must not become a new folder tree with a .claude/settings.json in it.
         raise InstallError(f"--project-dir {args.project_dir}: no such folder")
     project = Path(inv.cwd, args.project_dir or inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
-    return Path(args.settings) if args.settings else settings_path(args.scope, project, inv.env)
+    if args.settings:
+        return Path(args.settings)
+    if args.scope in ("project", "local") and (project / ".claude").is_symlink():
+        # The project is untrusted: a cloned repository's .claude -> ~/.ssh would have omcm write there.
+        raise InstallError(
+            f"{project / '.claude'} is a link (to {os.readlink(project / '.claude')}); omcm writes only into a "
+            "project's own .claude folder. Remove the link, or name the file with --settings."
+        )
+    return settings_path(args.scope, project, inv.env)
 
 
 def install(args: argparse.Namespace, inv: Invocation) -> int:
@@ -55,6 +67,9 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
         result = settings.install(
             inv.home, path, events, guard=guard, on_failure=settings.on_failure_known(version), matchers=tools
         )
+        from omcm_core._cli import native_client
+
+        native_client.prune(inv.home)  # binaries built for an installation since upgraded
         names = settings.claude_files_for({info.name for info in inv.manager.enabled()})
         files = settings.install_files(inv.home, path, names)
     except settings.InstallError as exc:
@@ -78,7 +93,13 @@ def install(args: argparse.Namespace, inv: Invocation) -> int:
     for note in settings.install_notes(hooks, version, args.scope if not args.settings else None):
         print(f"omcm: {note}", file=sys.stderr)
     if inv.manager.implementations("mcp_tools"):
+        from omcm_core._cli import mcp_registration
+
+        mcp_file = mcp_registration.place(*mcp_registration.scope_of_settings(path, inv.env), inv.env)[0]
+        existed = mcp_file.exists()
         print(_mcp(args, inv, path, register=True))
+        if not existed and mcp_file.exists():
+            settings.note_created(inv.home, path, mcp_file)  # removed at uninstall once it holds nothing
     return 0
 
 
@@ -97,12 +118,20 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
 
     try:
         path = _settings_file(args, inv)
+        created = settings.created_paths(inv.home, path)
         files = settings.uninstall_files(inv.home, path)
         result = settings.uninstall(inv.home, path)
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
-    note = result.get("note") or ("original file restored" if result.get("restored") else "omcm entries removed")
+    if result.get("note"):
+        note = result["note"]
+    elif result.get("restored"):
+        note = "restored as it was before omcm"
+    elif result.get("deleted"):
+        note = "removed (omcm had created it)"
+    else:
+        note = "omcm entries removed, your other settings kept"
     print(f"{path}: {note}")
     removed = _mcp(args, inv, path, register=False)
     if removed:
@@ -111,7 +140,37 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
         print(f"removed {len(files['removed'])} file(s) omcm had added: {_shown(files['removed'], path)}")
     for kept in files["kept"]:
         print(f"kept {kept}: you changed it after omcm added it")
+    for gone in settings.remove_created(created):
+        print(f"removed {gone} (omcm had created it; nothing is left in it)")
+    print(_data_kept(inv, path))
     return 0
+
+
+def _data_kept(inv: Invocation, settings: Path) -> str:
+    """What uninstall leaves on purpose (the user's history and memory), and how to delete it."""
+    import shlex
+
+    from omcm_core._cli.plugin_install import registered_settings
+
+    project = Path(inv.cwd, inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd)
+    if settings.parent.name == ".claude" and settings.parent.parent != Path(inv.env.get("HOME") or Path.home()):
+        project = settings.parent.parent
+    kept = [(inv.home, "omcm's data: recorded calls, lessons, logs, settings")] if inv.home.exists() else []
+    kept += [
+        (folder, what)
+        for folder, what in (
+            (project / ".claude" / "memory", "this project's memory"),
+            (project / ".omc", "this project's loop and PRD state"),
+        )
+        if folder.is_dir() and not folder.is_symlink()
+    ]
+    if not kept:
+        return "No omcm data was kept."
+    lines = ["Kept your data (delete it yourself if you no longer want it):"]
+    lines += [f"  {folder}: {what}  (rm -rf {shlex.quote(str(folder))})" for folder, what in kept]
+    if registered_settings(inv.home):
+        lines.append("  omcm is still registered elsewhere (`omcm doctor` lists where): keep OMCM_HOME while it is.")
+    return "\n".join(lines)
 
 
 def _keep_local(written: list[str], settings: Path) -> str:

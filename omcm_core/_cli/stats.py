@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     if not rows:
         print("No hook calls recorded" + (f" for session {args.session}." if args.session else " yet."))
         return 0
-    table = [[str(r[key]) if r[key] is not None else "-" for key, _ in COLUMNS] for r in rows]
+    table = [[_cell(r, key) for key, _ in COLUMNS] for r in rows]
     widths = [max(len(title), *(len(line[i]) for line in table)) for i, (_, title) in enumerate(COLUMNS)]
     print("  ".join(title.ljust(w) for (_, title), w in zip(COLUMNS, widths, strict=True)).rstrip())
     for line in table:
@@ -58,4 +58,36 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     print(
         f"\nIn front of the model: {total:,} characters (~{(total + 3) // 4:,} tokens, estimated at 4 characters each)."
     )
+    print(span(rows))
+    if not all(r.get("exact", True) for r in rows):
+        print("≤N: more calls than kept one by one; the time is the upper bound of the bucket it falls in.")
     return 0
+
+
+def _cell(row: dict, key: str) -> str:
+    value = row[key]
+    if value is None:
+        return "-"
+    if key in ("median_ms", "p95_ms") and not row.get("exact", True) and not str(value).startswith(">"):
+        return f"≤{value:g}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def span(rows: list[dict]) -> str:
+    """The time the figures cover: from the first call recorded to the last."""
+    import time
+
+    firsts = [r["first_ts"] for r in rows if r.get("first_ts")]
+    lasts = [r["last_ts"] for r in rows if r.get("last_ts")]
+    if not firsts or not lasts:
+        return "Time span: unknown."
+    first, last = min(firsts), max(lasts)
+
+    def when(ts: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+    hours = (last - first) / 3600
+    length = (
+        f"{hours * 60:.0f} minutes" if hours < 2 else f"{hours:.1f} hours" if hours < 48 else f"{hours / 24:.1f} days"
+    )
+    return f"Calls from {when(first)} to {when(last)} ({length})."

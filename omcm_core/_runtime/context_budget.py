@@ -11,6 +11,12 @@ Text is cut at a line boundary, ending with a one-line marker that says how
 much was left out, so Claude (and the user reading the transcript) knows the
 note is incomplete. Pure functions: the dispatcher applies them to the
 plugins' answers before the merge joins them.
+
+What a plugin asks Claude to *do* must not be the part that is cut: a request
+at the end of a long text ("summaries pending: write them") would be the
+first thing to go. Such text goes in the answer's ``context_tail``: it follows
+the body and is never cut; the body shares what the tails leave. Only when the
+tails alone exceed the budget are they cut like bodies (and logged as cuts).
 """
 
 from __future__ import annotations
@@ -90,21 +96,34 @@ class Fitted:
     cut: Mapping[str, int]
 
 
-def fit(pieces: Sequence[tuple[str, str]], budget: int, caps: Mapping[str, int] | None = None) -> Fitted:
+def fit(
+    pieces: Sequence[tuple[str, str]],
+    budget: int,
+    caps: Mapping[str, int] | None = None,
+    tails: Mapping[str, str] | None = None,
+) -> Fitted:
     """Share ``budget`` among ``(plugin, text)`` pieces, as the merge will join them.
 
-    Empty texts take no share. The joined result (texts separated by a blank
-    line) is at most ``budget`` characters long.
+    ``tails``: plugin -> text that follows its piece on a line of its own and is
+    kept whole (see the module's docstring). Empty texts take no share. The joined
+    result (texts separated by a blank line) is at most ``budget`` characters long.
     """
-    caps = caps or {}
-    speaking = [(plugin, text) for plugin, text in pieces if text]
+    caps, tails = caps or {}, {p: t for p, t in (tails or {}).items() if t}
+    speaking = [(plugin, text) for plugin, text in pieces if text or plugin in tails]
+    speaking += [(plugin, "") for plugin in tails if plugin not in dict(speaking)]
     room = budget - SEPARATOR * max(0, len(speaking) - 1)
-    shares = fair_shares([len(t) for _, t in speaking], room, [caps.get(p) for p, _ in speaking])
+    kept_whole = sum(len(tails[p]) + 1 for p, _ in speaking if p in tails)  # +1: the line break before it
+    if kept_whole > room:  # the tails alone do not fit: everything is body, cut fairly
+        joined = [(p, "\n".join(t for t in (text, tails.get(p, "")) if t)) for p, text in speaking]
+        return fit(joined, budget, caps)
+    left = [None if caps.get(p) is None else max(0, caps[p] - len(tails.get(p, "")) - 1) for p, _ in speaking]
+    shares = fair_shares([len(t) for _, t in speaking], room - kept_whole, left)
     texts, cut = [], {}
     for (plugin, text), share in zip(speaking, shares, strict=True):
         kept, lost = cut_to(text, share, plugin)
         if lost:
             cut[plugin] = lost
-        if kept:
-            texts.append((plugin, kept))
+        shown = "\n".join(t for t in (kept, tails.get(plugin, "")) if t)
+        if shown:
+            texts.append((plugin, shown))
     return Fitted(texts=tuple(texts), cut=cut)

@@ -283,6 +283,10 @@ def run(env: dict | None = None) -> int:
                 return 1
             _log.info("daemon_started", pid=os.getpid(), socket=path, queue_ms=round(queue_ms))
             threading.Thread(target=_warm_after_listening, name="omcm-warm", daemon=True).start()
+            from omcm_core._cli import repair  # new code's first start: a stale registration is redone, detached
+
+            if why := repair.start(omcm_home(env), env):
+                _log.info("registration_repair_started", why=why)
             stats.start_flusher(omcm_home(env))  # off the answer's path: rows written every few seconds
             try:
                 daemon.serve(server)

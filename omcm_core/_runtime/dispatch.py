@@ -255,22 +255,47 @@ def _cut_detail(call: _Call, plugin: str, asked: int, lost: int) -> dict:
 
 
 def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
-    """Each plugin's additionalContext cut to its fair share of ``[core] context_budget``; what was cut."""
-    if not (call.spec.context and call.spec.budget_context) or not any(r.additional_context for _, r in answers):
-        return answers, {}
-    import attrs
+    """Each plugin's additionalContext cut to its fair share of ``[core] context_budget``; what was cut.
 
+    A ``context_tail`` is joined after the body here, never cut (see context_budget)."""
+    tails = {name: r.context_tail for name, r in answers if r.context_tail}
+    if not (call.spec.context and call.spec.budget_context) or not any(
+        r.additional_context or r.context_tail for _, r in answers
+    ):
+        return _with_tails(answers, tails), {}
     from omcm_core._runtime.context_budget import fit
 
     fitted = fit(
-        [(name, r.additional_context or "") for name, r in answers], call.core.context_budget, call.core.context_caps
+        [(name, r.additional_context or "") for name, r in answers],
+        call.core.context_budget,
+        call.core.context_caps,
+        tails,
     )
     if not fitted.cut:
-        return answers, {}
+        return _with_tails(answers, tails), {}
     kept = dict(fitted.texts)
+    import attrs
+
     return [
-        (name, attrs.evolve(r, additional_context=kept.get(name)) if name in fitted.cut else r) for name, r in answers
+        (name, attrs.evolve(r, additional_context=kept.get(name), context_tail=None))
+        if name in fitted.cut or name in tails
+        else r
+        for name, r in answers
     ], dict(fitted.cut)
+
+
+def _with_tails(answers: list, tails: dict) -> list:
+    if not tails:
+        return answers
+    import attrs
+
+    def joined(r: Any) -> str:
+        return "\n".join(t for t in (r.additional_context, r.context_tail) if t)
+
+    return [
+        (name, attrs.evolve(r, additional_context=joined(r), context_tail=None) if name in tails else r)
+        for name, r in answers
+    ]
 
 
 def _note_stats(call: _Call, event: Any, report: Any, kept_out: dict, opened: list, answers: list, cuts: dict) -> None:

@@ -228,6 +228,7 @@ _RENDERED_BY = {
     "updated_permissions": ("decision",),
     "block": ("block",),
     "additional_context": ("context",),
+    "context_tail": ("context",),
     "system_message": ("system_message",),
     "halt": ("halt",),
     "retry": ("retry",),

@@ -3,7 +3,9 @@
 One row per session, plugin and event, updated in place (``omcm stats`` sums
 them). Time is kept as a histogram of fixed buckets, so the median and p95 are
 read from the buckets (the upper bound of the bucket they fall in), not from a
-list of every call.
+list of every call. The first :data:`EXACT_CALLS` times of a row are kept as
+they were too: a plugin called three times shows its real median and p95, not
+a bucket's bound.
 
 The hook path only appends to a list in memory (a few microseconds). A
 one-call process writes the rows when the call is done; the warm dispatcher
@@ -51,8 +53,13 @@ MIGRATIONS = [
         PRIMARY KEY (session_id, plugin, event)
     );
     CREATE INDEX IF NOT EXISTS omcm_stats_last ON omcm_stats(last_ts);
-    """
+    """,
+    # The first times of each row as measured (ms), for exact quantiles of small counts.
+    "ALTER TABLE omcm_stats ADD COLUMN exact TEXT NOT NULL DEFAULT '[]'",
 ]
+
+#: Times kept as measured per row; over this many calls (summed over rows), quantiles come from the buckets.
+EXACT_CALLS = 32
 
 
 def bucket(ms: float) -> int:
@@ -74,6 +81,15 @@ def quantile(histogram: Sequence[int], q: float) -> float | None:
         if seen >= rank and count:
             return BUCKETS_MS[index] if index < len(BUCKETS_MS) else float("inf")
     return float("inf")
+
+
+def exact_quantile(times: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of measured ``times`` (nearest rank, as :func:`quantile` ranks); None without any."""
+    if not times:
+        return None
+    ordered = sorted(times)
+    rank = max(1, -(-q * len(ordered) // 1))  # ceil(q * n), at least the first
+    return round(ordered[int(rank) - 1], 3)
 
 
 def add_histograms(a: Sequence[int], b: Sequence[int]) -> list[int]:
@@ -143,6 +159,7 @@ class Recorder:
                     "opened": 0,
                     "ms": 0.0,
                     "hist": [0] * (len(BUCKETS_MS) + 1),
+                    "exact": [],
                     "chars": 0,
                     "cuts": 0,
                     "cut_chars": 0,
@@ -153,6 +170,8 @@ class Recorder:
                 row["calls"] += 1
                 row["ms"] += ms
                 row["hist"][bucket(ms)] += 1
+                if len(row["exact"]) < EXACT_CALLS:
+                    row["exact"].append(round(ms, 3))
             row["failures"] += int(failed)
             row["skipped"] += skipped
             row["opened"] += int(opened)
@@ -164,20 +183,21 @@ class Recorder:
             with store.transaction() as conn:
                 for (session, plugin, event), row in merged.items():
                     old = conn.execute(
-                        "SELECT histogram FROM omcm_stats WHERE session_id = ? AND plugin = ? AND event = ?",
+                        "SELECT histogram, exact FROM omcm_stats WHERE session_id = ? AND plugin = ? AND event = ?",
                         (session, plugin, event),
                     ).fetchone()
                     histogram = add_histograms(json.loads(old[0]) if old else [], row["hist"])
+                    exact = (json.loads(old[1]) if old else []) + row["exact"]
                     conn.execute(
                         "INSERT INTO omcm_stats(session_id, plugin, event, first_ts, last_ts, calls, failures, skipped, "
-                        "breaker_opened, total_ms, histogram, context_chars, cuts, cut_chars) "
-                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id, plugin, event) DO UPDATE SET "
+                        "breaker_opened, total_ms, histogram, context_chars, cuts, cut_chars, exact) "
+                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id, plugin, event) DO UPDATE SET "
                         "last_ts = max(last_ts, excluded.last_ts), calls = calls + excluded.calls, "
                         "failures = failures + excluded.failures, skipped = skipped + excluded.skipped, "
                         "breaker_opened = breaker_opened + excluded.breaker_opened, "
                         "total_ms = total_ms + excluded.total_ms, histogram = excluded.histogram, "
                         "context_chars = context_chars + excluded.context_chars, cuts = cuts + excluded.cuts, "
-                        "cut_chars = cut_chars + excluded.cut_chars",
+                        "cut_chars = cut_chars + excluded.cut_chars, exact = excluded.exact",
                         (
                             session,
                             plugin,
@@ -193,6 +213,7 @@ class Recorder:
                             row["chars"],
                             row["cuts"],
                             row["cut_chars"],
+                            json.dumps(exact[:EXACT_CALLS]),
                         ),
                     )
                 # Retention: one indexed range delete, nothing to do on most calls.
@@ -252,18 +273,20 @@ def summary(store: Any, session_id: str | None = None, days: float | None = None
     sql = (
         "SELECT plugin, event, count(DISTINCT session_id), sum(calls), sum(failures), sum(skipped), "
         "sum(breaker_opened), sum(total_ms), group_concat(histogram, '|'), sum(context_chars), sum(cuts), "
-        "sum(cut_chars) FROM omcm_stats"
+        "sum(cut_chars), min(first_ts), max(last_ts), group_concat(exact, '|') FROM omcm_stats"
         + (" WHERE " + " AND ".join(where) if where else "")
         + " GROUP BY plugin, event ORDER BY plugin, event"
     )
     out = []
-    for plugin, event, sessions, calls, failures, skipped, opened, total, hists, chars, cuts, cut_chars in store.query(
-        sql, params
-    ):
+    for row in store.query(sql, params):
+        plugin, event, sessions, calls, failures, skipped, opened, total, hists, chars, cuts, cut_chars = row[:12]
+        first, last, exacts = row[12:]
         histogram: list[int] = []
         for text in (hists or "").split("|"):
             if text:
                 histogram = add_histograms(histogram, json.loads(text))
+        times = [t for text in (exacts or "").split("|") if text for t in json.loads(text)]
+        measured = len(times) == (calls or 0)  # every call's time is known: quantiles need no bucket
         out.append(
             {
                 "plugin": plugin,
@@ -274,8 +297,11 @@ def summary(store: Any, session_id: str | None = None, days: float | None = None
                 "skipped_by_breaker": skipped,
                 "breaker_openings": opened,
                 "mean_ms": round(total / calls, 3) if calls else None,
-                "median_ms": _finite(quantile(histogram, 0.5)),
-                "p95_ms": _finite(quantile(histogram, 0.95)),
+                "median_ms": exact_quantile(times, 0.5) if measured else _finite(quantile(histogram, 0.5)),
+                "p95_ms": exact_quantile(times, 0.95) if measured else _finite(quantile(histogram, 0.95)),
+                "exact": measured,  # False: median/p95 are the upper bounds of their buckets
+                "first_ts": first,
+                "last_ts": last,
                 "context_chars": chars,
                 "context_tokens_est": (chars + 3) // 4,
                 "budget_cuts": cuts,

@@ -19,6 +19,9 @@ def installation(probe: Probe) -> Iterator[Check]:
         data={"version": __version__, "python": sys.version.split()[0], "executable": sys.executable},
     )
     yield from _venv_place(probe)
+    from omcm_core._cli.doctor.skew import version_skew
+
+    yield from version_skew(probe)
     yield _home(probe)
 
 

@@ -97,8 +97,9 @@ def session_start(event, ctx):
         index.ensure_structure(folder)
     except UnsafePathError:  # a planted symlink: refused and logged by the helper; nothing to load
         return None
-    text = loader.context(folder, ctx.log)
-    return Result(additional_context=text) if text else None
+    body, notice = loader.parts(folder, ctx.log)
+    # The notice asks for the pending summaries: a tail, which the context budget never cuts.
+    return Result(additional_context=body, context_tail=notice) if body or notice else None
 
 
 @hookimpl

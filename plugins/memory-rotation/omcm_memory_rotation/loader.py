@@ -65,7 +65,21 @@ def _read(folder: Path, path: Path, limit: int = 4_000_000) -> str:
 
 
 def context(folder: Path, log) -> str | None:
-    """What session start tells Claude, secrets masked (memory.md is project text, not vetted)."""
+    """What session start tells Claude, as one text (the body, then the notice)."""
+    body, notice = parts(folder, log)
+    return "\n---\n".join(t for t in (body, notice) if t) or None
+
+
+#: Pending summaries named in the notice at most (each line re-triggers one).
+MAX_PENDING_NAMED = 20
+
+
+def parts(folder: Path, log) -> tuple[str | None, str | None]:
+    """(the memory, capped; the pending-summaries notice), secrets masked (memory.md is project text, not vetted).
+
+    The notice asks Claude to act, so it is apart: the plugin gives it as its
+    answer's ``context_tail``, which no budget cuts (the memory is cut instead).
+    """
     memory_text = _read(folder, folder / layout.MEMORY_FILE)
     data = index.reconcile(folder, log)
     parts = []
@@ -82,15 +96,18 @@ def context(folder: Path, log) -> str | None:
     if tail:
         parts.append("## Recent memory (.claude/memory/memory.md)\n" + "\n".join(tail))
     pending = index.pending(data)
+    notice = None
     if pending:
-        notice = [f"[MEMORY_KEEPER] {len(pending)} summaries not generated yet:"]
-        notice += [f"{layout.TRIGGER} file={name}" for name in pending]
-        parts.append("\n".join(notice))
-    if not parts:
-        return None
+        lines = [f"[MEMORY_KEEPER] {len(pending)} summaries not generated yet:"]
+        lines += [f"{layout.TRIGGER} file={name}" for name in pending[:MAX_PENDING_NAMED]]
+        if len(pending) > MAX_PENDING_NAMED:
+            lines.append(f"(and {len(pending) - MAX_PENDING_NAMED} more, listed by `omcm memory status`)")
+        notice = mask("\n".join(lines))
+    room = MAX_CHARS - (len(notice) + 5 if notice else 0)  # the whole stays within MAX_CHARS
     from omcm_core.quoting import inert
 
-    return cap(inert("\n---\n".join(parts)))  # recalled text: its control tags must not act again
+    # Recalled text: its control tags must not act again.
+    return (cap(inert("\n---\n".join(parts)), room) if parts else None), notice
 
 
 def cap(text: str, limit: int = MAX_CHARS) -> str:

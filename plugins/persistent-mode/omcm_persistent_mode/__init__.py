@@ -90,7 +90,7 @@ def _for_route(result, ctx):
 
     fields = {
         key: re.sub(_SLASH, r"/omcm:\1", value)
-        for key in ("reason", "additional_context", "system_message")
+        for key in ("reason", "additional_context", "context_tail", "system_message")
         if isinstance(value := getattr(result, key), str)
     }
     return attrs.evolve(result, **fields)

@@ -14,8 +14,9 @@ AGENT_TOOLS = ("Agent", "Task")
 
 
 def _context(parts) -> Result | None:
+    # Every text here tells Claude what the user asked for (a mode, a loop, a recovery): a tail, never cut.
     text = "\n\n".join(p for p in parts if p)
-    return Result(additional_context=mask(text)) if text else None
+    return Result(context_tail=mask(text)) if text else None
 
 
 def _recovery(session, ralph) -> str:
@@ -76,6 +77,12 @@ def _mode_change(event, ctx, config, found, session, parts):
         ctx.log.info("cancelled", session_id=sid)
         return evolve(session, mode=None, cancelled=True)
     if found.mode is None:
+        return session
+    if found.mode in (keywords.RALPH, keywords.ULTRAWORK_RALPH) and not prd.without_flag(found.task).strip():
+        # "/ralph-loop" + Enter (the client completes the name, the user has not typed a task yet):
+        # a loop with nothing to do would block every Stop with an empty task.
+        parts.append(prompts.usage(found.mode))
+        ctx.log.info("mode_refused", mode=found.mode, reason="no task", session_id=sid)
         return session
     session = evolve(session, cancelled=False, mode="ultrawork" if found.mode == keywords.ULTRAWORK else session.mode)
     text = prompts.MODE_PROMPTS[found.mode]
@@ -220,7 +227,7 @@ def on_stop(event, ctx, config):
     )
     if as_context:
         # Non-error feedback that keeps Claude going: the user sees no hook error at each continuation.
-        return Result(additional_context=mask(decision.reason or ""), system_message=decision.system_message)
+        return Result(context_tail=mask(decision.reason or ""), system_message=decision.system_message)
     if decision.block:
         return Result(block=True, reason=mask(decision.reason or ""), system_message=decision.system_message)
     return Result(system_message=decision.system_message) if decision.system_message else None

@@ -28,6 +28,16 @@ ULTRAWORK_RALPH = RALPH_LOOP.replace("[persistent-mode: ralph loop]", "[persiste
     "\n- Ultrawork applies as well: parallel tool calls and parallel subagents wherever steps are independent."
 )
 
+
+def usage(mode: str) -> str:
+    """What Claude is told when a loop command came without a task (none was started)."""
+    return (
+        f"[persistent-mode] /{mode} came without a task, so no loop was started. "
+        f"Usage: /{mode} TASK (add --prd for a PRD with user stories), e.g. /{mode} make the test suite pass. "
+        "Ask the user what the loop should work on."
+    )
+
+
 MODE_PROMPTS = {"ultrawork": ULTRAWORK, "ralph-loop": RALPH_LOOP, "ultrawork-ralph": ULTRAWORK_RALPH}
 
 HINTS = {

@@ -302,3 +302,14 @@ def test_on_the_install_route_the_messages_keep_the_plain_commands(session):
     s = session()
     context = s.prompt("/ralph-loop build a todo API")["hookSpecificOutput"]["additionalContext"]
     assert "/cancel-ralph" in context and "/omcm:" not in context
+
+
+def test_a_loop_command_without_a_task_starts_nothing_and_says_how(session):
+    # The client completes "/omcm:ral" to the command and Enter sends it with no arguments: "ralph-loop: ".
+    s = session()
+    for prompt in ("ralph-loop: ", "/ralph-loop", "/omcm:ultrawork-ralph   ", "/ralph-loop --prd"):
+        out = s.prompt(prompt)
+        context = out["hookSpecificOutput"]["additionalContext"]
+        assert "no loop was started" in context and "Usage: /" in context, prompt
+        assert not (s.project / ".omc" / "ralph" / f"{s.session_id}.json").exists()
+        assert s.stop("Nothing to do.") is None  # no loop blocks the stop

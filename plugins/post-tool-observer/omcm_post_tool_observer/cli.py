@@ -45,6 +45,10 @@ def run_search(args, ctx) -> int:
     text = " ".join(args.query).strip()
     limit = max(args.limit, 0)
     project = None if args.all_projects or ctx.project_dir is None else str(ctx.project_dir)
+    if project is not None:
+        from omcm_post_tool_observer import adoption
+
+        adoption.adopt(ctx.store, project, ctx.env)  # calls recorded before they carried their project
     filters = search.Filters(
         tool=args.tool, file=args.file, session=args.session, failures_only=args.failures, project=project
     )

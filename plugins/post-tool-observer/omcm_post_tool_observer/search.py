@@ -38,7 +38,7 @@ def fts_query(text: str, operator: str = "OR") -> str | None:
 def _where(filters: Filters) -> tuple[str, list]:
     clauses, params = [], []
     if filters.tool:
-        clauses.append("e.tool_name = ?")
+        clauses.append("e.tool_name = ? COLLATE NOCASE")  # --tool read finds Read
         params.append(filters.tool)
     if filters.file:
         clauses.append("e.file_path LIKE ? ESCAPE '\\'")

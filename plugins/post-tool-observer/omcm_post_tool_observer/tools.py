@@ -59,6 +59,10 @@ def offered(ctx) -> list[McpTool]:
         query: str = "", limit: int = 5, tool: str | None = None, failures: bool = False, all_projects: bool = False
     ) -> dict:
         storage.ready(ctx.store)
+        if project is not None and not all_projects:
+            from omcm_post_tool_observer import adoption
+
+            adoption.adopt(ctx.store, project, ctx.env)  # calls recorded before they carried their project
         filters = find.Filters(tool=tool, failures_only=failures, project=None if all_projects else project)
         limit = max(1, min(int(limit), 20))
         if find.fts_query(query) is None:

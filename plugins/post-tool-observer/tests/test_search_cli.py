@@ -120,3 +120,10 @@ def test_the_error_migration_indexes_calls_recorded_before_it(omcm_home):
     (hit,) = search.full_text(store, "frobnitz")
     assert hit["event_id"] == "old" and "«frobnitz»" in hit["snippet"]
     assert search.full_text(store, "cargo")[0]["event_id"] == "old"  # the old columns are still indexed
+
+
+def test_the_tool_filter_ignores_case(home):
+    # People type `--tool read`; the client records "Read".
+    for spelling in ("read", "READ", "Read"):
+        hits = json.loads(search(home, "--tool", spelling, "--json").stdout)["results"]
+        assert len(hits) == 5 and {h["tool"] for h in hits} == {"Read"}, spelling
