@@ -13,11 +13,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from omcm_core._cli import native_client
-from omcm_core._cli.matchers import place as place_matcher
 
 # The pieces install/uninstall are made of, importable from here as before (cli, tests, bench, demo).
 from omcm_core._cli.claude_file_install import (  # noqa: F401
@@ -38,6 +38,7 @@ from omcm_core._cli.hook_command import (  # noqa: F401
     hook_entry,
     on_failure_known,
 )
+from omcm_core._cli.matchers import place as place_matcher
 from omcm_core._cli.settings_file import (  # noqa: F401
     InstallError,
     _detect_indent,
