@@ -134,7 +134,7 @@ def test_the_summary_request_reaches_session_start_with_a_memory_over_its_share(
         note = [sys.executable, "-m", "omcm_core", "notepad", "add", f"note {i} " + "n" * 1900]
         subprocess.run(note, env=env, check=True, capture_output=True, cwd=project)
     payload = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(project)}
-    proc = run_hook(payload, env=env, cwd=str(project))
+    proc = run_hook(payload, env=env, cwd=str(project), strict=False)  # the cut is the point here
     assert proc.returncode == 0, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "characters from memory-rotation cut" in context  # the memory was over its share

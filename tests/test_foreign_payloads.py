@@ -11,6 +11,8 @@ import pytest
 
 from omcm_core._runtime.payload import snake_case_keys
 
+FIELDS = {"hook_event_name", "session_id", "tool_input", "x1_y"}
+
 
 @pytest.mark.parametrize(
     ("payload", "expected", "renamed"),
@@ -20,11 +22,16 @@ from omcm_core._runtime.payload import snake_case_keys
         ({"session_id": "a", "sessionId": "b"}, {"session_id": "a", "sessionId": "b"}, 0),
         # Only the top level: a tool's own input keeps its names.
         ({"toolInput": {"filePath": "x"}}, {"tool_input": {"filePath": "x"}}, 1),
-        ({"cwd": "/", "URL": "u", "x1Y": 1}, {"cwd": "/", "URL": "u", "x1_y": 1}, 1),
+        # Only the record's fields, only camelCase: other keys stay as sent (they go to ``extra``).
+        (
+            {"cwd": "/", "URL": "u", "x1Y": 1, "0A": 2, "workspaceRoots": []},
+            {"cwd": "/", "URL": "u", "x1_y": 1, "0A": 2, "workspaceRoots": []},
+            1,
+        ),
     ],
 )
-def test_camel_case_top_level_keys_are_read_in_snake_case(payload, expected, renamed):
-    out, keys = snake_case_keys(payload)
+def test_camel_case_fields_are_read_in_snake_case(payload, expected, renamed):
+    out, keys = snake_case_keys(payload, FIELDS)
     assert out == expected and len(keys) == renamed
 
 
@@ -54,7 +61,7 @@ def test_a_cursor_style_payload_is_still_guarded(tmp_path, bash_guard_site):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     log = [json.loads(line) for line in (tmp_path / "home" / "logs" / "omcm.jsonl").read_text().splitlines()]
-    renamed = [entry for entry in log if entry["event"] == "payload_keys_renamed"]
+    renamed = [entry for entry in log if entry["event"] == "payload_keys_camel_case"]
     assert len(renamed) == 1 and "toolInput" in renamed[0]["keys"]
     assert not [entry for entry in log if entry["level"] == "error"]
 

@@ -118,14 +118,13 @@ def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
 
 def read_event(raw: bytes, argv_event: str | None) -> Any:
     """Payload bytes -> event record (a GenericEvent for an event omcm does not know); None (logged) when the payload is bad."""
-    from omcm_core._runtime.payload import PayloadError, decode, parse_event, snake_case_keys
+    from omcm_core._runtime.payload import PayloadError, camel_case_keys, decode, parse_event
 
     try:
         payload = decode(raw)
-        if isinstance(payload, dict):
-            payload, renamed = snake_case_keys(payload)
-            if renamed:  # another client running Claude Code's hooks (Cursor): said once per call
-                _logger.info("payload_keys_renamed", keys=renamed[:20], argv_event=argv_event)
+        camel = camel_case_keys(payload) if isinstance(payload, dict) else []
+        if camel:  # another client running Claude Code's hooks (Cursor): its fields are read as Claude's
+            _logger.info("payload_keys_camel_case", keys=camel[:20], argv_event=argv_event)
         event = parse_event(payload, argv_event)
     except (ValueError, PayloadError) as exc:
         from omcm_core.redact import mask_head  # only on this error path: masking costs an import
@@ -209,7 +208,7 @@ def _answer(
         _record(breaker, call.spec.hook, report, call.store)
         answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
         _log_dropped(event.hook_event_name, answers)
-        asked = {name: len(r.additional_context or "") for name, r in answers}
+        asked = {name: len(r.additional_context or "") + len(r.context_tail or "") for name, r in answers}
         answers, cuts = _within_budget(call, answers)
         _note_stats(call, event, report, kept_out, opened, answers, cuts)
         cut_details = tuple(_cut_detail(call, name, asked.get(name, 0), lost) for name, lost in cuts.items())
@@ -279,7 +278,7 @@ def _within_budget(call: _Call, answers: list) -> tuple[list, dict]:
     return [
         (name, attrs.evolve(r, additional_context=kept.get(name), context_tail=None))
         if name in fitted.cut or name in tails
-        else r
+        else (name, r)
         for name, r in answers
     ], dict(fitted.cut)
 

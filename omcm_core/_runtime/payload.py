@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,16 +96,16 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
     """
     if not isinstance(payload, dict):
         raise PayloadError(f"payload must be a JSON object, got {type(payload).__name__}")
-    payload = snake_case_keys(payload)[0]
-    name = payload.get("hook_event_name", event_name)
+    name = payload.get("hook_event_name", payload.get("hookEventName", event_name))
     if not isinstance(name, str) or not name:
         raise PayloadError("payload has no hook_event_name")
     if event_name and name != event_name:
         raise PayloadError(f"hook_event_name {name!r} does not match the command line event {event_name!r}")
     cls = spec_for(name).record
     if cls is records.GenericEvent:
-        return _generic(payload, name)
+        return _generic(snake_case_keys(payload, _COMMON)[0], name, payload)
     known = {a.name for a in attrs.fields(cls)} - {"extra", "succeeded"}
+    payload = snake_case_keys(payload, known | {"hook_event_name"})[0]
     data = {k: v for k, v in payload.items() if k in known and v is not None}
     data["hook_event_name"] = name
     data["extra"] = {k: v for k, v in payload.items() if k not in known}
@@ -122,33 +122,40 @@ def parse_event(payload: Mapping[str, Any], event_name: str | None = None) -> re
         raise PayloadError("; ".join(cattrs.transform_error(exc, path="payload"))) from None
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+_CAMEL = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
-def snake_case_keys(payload: dict) -> tuple[dict, list[str]]:
-    """``payload`` with camelCase top-level keys in Claude Code's snake_case, and the keys renamed.
+def camel_case_keys(payload: dict) -> list[str]:
+    """The top-level keys spelt in camelCase (``toolInput``): another client's spelling of the fields."""
+    return [k for k in payload if isinstance(k, str) and _CAMEL.fullmatch(k)]
+
+
+def snake_case_keys(payload: dict, fields: Collection[str]) -> tuple[dict, list[str]]:
+    """``payload`` with its camelCase top-level keys for ``fields`` in Claude Code's snake_case; the keys renamed.
 
     Other clients run the same hooks with the same fields spelt their way
     (Cursor's "third-party hooks" send ``hookEventName``, ``toolName``,
-    ``toolInput``): a guard must still see the command. Only the top level is
-    renamed (a tool's own input keeps its names), and a key the payload also
-    has in snake_case wins.
+    ``toolInput``): a guard must still see the command. Only the top level and
+    only the record's own fields are renamed (a tool's input and unknown keys
+    stay as sent, in ``extra``), and a key the payload also has in snake_case wins.
     """
-    renamed = [k for k in payload if isinstance(k, str) and _CAMEL.search(k)]
-    if not renamed:
-        return payload, []
-    out = dict(payload)
-    kept = []
-    for key in renamed:
-        snake = _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
-        if snake not in payload:
+    out, renamed = payload, []
+    for key in camel_case_keys(payload):
+        snake = _HUMP.sub(lambda m: "_" + m.group(1).lower(), key)
+        if snake in fields and snake not in payload:
+            if out is payload:
+                out = dict(payload)
             out[snake] = out.pop(key)
-            kept.append(key)
-    return out, kept
+            renamed.append(key)
+    return out, renamed
 
 
-def _generic(payload: dict, name: str) -> records.GenericEvent:
-    """The common fields that have their protocol type, and the whole payload verbatim."""
+_COMMON = frozenset(a.name for a in attrs.fields(records.Event))
+
+
+def _generic(payload: dict, name: str, raw: dict) -> records.GenericEvent:
+    """The common fields that have their protocol type, and the whole payload (``raw``) verbatim."""
     common = {}
     for field in attrs.fields(records.Event):
         value = payload.get(field.name)
@@ -157,7 +164,7 @@ def _generic(payload: dict, name: str) -> records.GenericEvent:
         ok, value = _PLAIN[_type_name(field.type)](value)
         if ok:
             common[field.name] = value
-    return records.GenericEvent(hook_event_name=name, payload=dict(payload), **common)
+    return records.GenericEvent(hook_event_name=name, payload=dict(raw), **common)
 
 
 def _plain(check: Any) -> Any:

@@ -37,13 +37,13 @@ class Session:
             **fields,
         }
 
-    def hook(self, event: str, **fields):
-        proc = run_hook(self.payload(event, **fields), env=self.env)
+    def hook(self, event: str, strict: bool = True, **fields):
+        proc = run_hook(self.payload(event, **fields), env=self.env, strict=strict)
         assert proc.returncode == 0, proc.stderr.decode()
         return json.loads(proc.stdout) if proc.stdout else None
 
-    def prompt(self, text: str):
-        return self.hook("UserPromptSubmit", prompt=text, permission_mode="default")
+    def prompt(self, text: str, strict: bool = True):
+        return self.hook("UserPromptSubmit", strict=strict, prompt=text, permission_mode="default")
 
     def stop(self, message: str = "I am done for now.", active: bool = False, **fields):
         if message is not None:

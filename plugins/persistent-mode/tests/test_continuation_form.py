@@ -119,6 +119,6 @@ def test_the_context_budget_does_not_cut_a_continuation(session):
     s = session()
     s.env["OMCM__CORE__CONTEXT_BUDGET"] = "40"
     s.write_transcript(client_line("2.1.330"))
-    s.prompt("/ralph-loop write the parser")
+    s.prompt("/ralph-loop write the parser", strict=False)  # the prompt's mode text is cut at 40: not this test's point
     text = continuation_of(s.stop("working"))
     assert "cut to fit" not in text and text.endswith("<promise>TASK_COMPLETE</promise>.") and len(text) > 200
