@@ -133,17 +133,20 @@ class PluginSurfaces:
         """The plugin's settings (an instance of ``schema``) when a user and a project write these TOML lines.
 
         ``user`` goes under ``[NAME]`` in ``OMCM_HOME/config.toml``, ``project``
-        under ``[NAME]`` in the project's ``.claude/omcm.toml``; what a project may
-        not set is dropped as omcm drops it (``omcm doctor`` says so).
+        under ``[NAME]`` in the project's ``.claude/omcm.toml`` (None: no such file);
+        what a project may not set is dropped as omcm drops it (``omcm doctor`` says so).
         """
         from omcm_core.config import Config
         from omcm_core.context import Context
 
-        if user is not None:
-            (self.home / "config.toml").write_text(f"[{self.name}]\n{user}\n", encoding="utf-8")
-        if project is not None:
-            (self.project / ".claude").mkdir(parents=True, exist_ok=True)
-            (self.project / ".claude" / "omcm.toml").write_text(f"[{self.name}]\n{project}\n", encoding="utf-8")
+        # Each call stands alone: a side given None has no file, whatever an earlier call wrote.
+        user_file, project_file = self.home / "config.toml", self.project / ".claude" / "omcm.toml"
+        for path, lines in ((user_file, user), (project_file, project)):
+            if lines is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"[{self.name}]\n{lines}\n", encoding="utf-8")
         config = Config.load(self.home, self.project, self.env)
         ctx = Context(self.name, self.home, self.project, config, self.env)
         try:

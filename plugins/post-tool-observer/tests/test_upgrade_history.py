@@ -33,7 +33,7 @@ OLD_INSERT = (
 
 def _old_store(home, rows):
     store = Store(home)
-    store.migrate(storage.PLUGIN, storage.MIGRATIONS[:-1])  # the schema before the project column
+    store.migrate(storage.PLUGIN, storage.MIGRATIONS[:3])  # the schema before the project column
     with store.transaction() as conn:
         for session, tool, file_path, command, output in rows:
             payload = json.dumps({"toolName": tool, "success": True})
