@@ -32,12 +32,17 @@ KIND_WORDS = {
 }
 
 
+def context_of(answer: dict) -> str:
+    """What a plugin put in front of Claude: its context, then the tail no budget cuts (a request, a mode's text)."""
+    return "\n".join(t for t in (answer.get("additional_context"), answer.get("context_tail")) if t)
+
+
 def kind_of(answer: dict) -> str:
     if answer.get("permission") in ("deny", "ask"):
         return answer["permission"]
     if answer.get("block"):
         return "block"
-    if answer.get("additional_context"):
+    if context_of(answer):
         return "context"
     if answer.get("system_message"):
         return "message"
@@ -139,7 +144,7 @@ class Story:
         answer = trace["result"]
         kind = kind_of(answer)
         self.tally[plugin][label(plugin, event, kind)] += 1
-        text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message") or ""
+        text = answer.get("reason") or context_of(answer) or answer.get("system_message") or ""
         verbs = {
             "deny": "denies it",
             "ask": "asks the user",

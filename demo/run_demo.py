@@ -150,7 +150,7 @@ def replay_fixtures(env: dict, project: Path, fixtures: Path) -> None:
             calls += 1
             for trace in traces:
                 answer = trace.get("result") or {}
-                text = answer.get("reason") or answer.get("additional_context") or answer.get("system_message")
+                text = answer.get("reason") or narrate.context_of(answer) or answer.get("system_message")
                 if text or "failed" in trace:
                     said[trace["plugin"], text or f"failed: {trace['failed']}"] += 1
     print(f"{calls} hook calls replayed; {sum(said.values())} answer(s).")
