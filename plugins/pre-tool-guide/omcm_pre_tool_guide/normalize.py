@@ -184,7 +184,8 @@ def subject(tool_name: str, tool_input: Mapping[str, Any], error: str = "") -> l
     """
     keys: set[str] = set()
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
-    command = command if isinstance(command, str) else ""
+    # Masked first: these keys are stored, and a command's words can be a secret (`export TOKEN=...`).
+    command = mask_head(command, 2000) if isinstance(command, str) and command else ""
     keys |= {f"program:{_family(p)}" for p in programs(command) if p not in _NO_FIX}
     for match in _MODULE.finditer((error or "")[:2000]):
         keys.add(f"module:{(match.group(1) or match.group(2)).split('/')[0]}")
