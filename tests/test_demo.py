@@ -35,7 +35,7 @@ MISSING = _missing()
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the demo needs every plugin installed: {MISSING}")
 
 TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
-# Two small real transcripts: tool-counter has something to say; pre-tool-guide's one candidate is unrelated.
+# Two small real transcripts in which tool-counter and pre-tool-guide both have something to say.
 SMALL = ["491e126e-1e71-469c-ade2-fcc8af567c74.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
 
 
@@ -145,9 +145,8 @@ def test_demo_fixtures_say_what_was_said(tmp_path):
     # the distinct messages themselves, with how often each was said
     assert "tool-counter (2 answer(s), 1 distinct):" in said
     assert "2×  3 consecutive Bash calls detected. Consider combining" in said
-    # A failed `tree` followed by an `ls` of another folder: no shared program, module or file, so
-    # pre-tool-guide no longer files the ls as the tree's fix (issue 36 item 9); before, it warned 3 times.
-    assert "pre-tool-guide (" not in said
+    # A failed `tree` of a folder its error names, then an `ls` inside that folder: related, so learned.
+    assert "pre-tool-guide (" in said and "No such file or directory" in said
     assert list(tmp.iterdir()) == []
 
 

@@ -178,9 +178,11 @@ def subject(tool_name: str, tool_input: Mapping[str, Any], error: str = "") -> l
     """What a call is about, as keys a later call must share to be its fix.
 
     ``program:P`` (each program a Bash command runs, in its family), ``module:M``
-    (the module an import error names) and ``file:K`` (the file's key). For a
-    success, also ``module:W`` and ``file:K`` for each word of its command:
-    ``pip install foo`` fixes "No module named 'foo'"; ``echo hi`` fixes nothing.
+    (the module an import error names), ``file:K`` (the file's key) and, for a
+    failure, ``arg:W`` for each word of its command its error names. For a
+    success, also ``module:W``, ``arg:W`` and ``file:K`` for each word of its command:
+    ``pip install foo`` fixes "No module named 'foo'", ``mkdir d`` fixes
+    "ls: cannot access 'd'"; ``echo hi`` fixes nothing.
     """
     keys: set[str] = set()
     command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
@@ -192,11 +194,18 @@ def subject(tool_name: str, tool_input: Mapping[str, Any], error: str = "") -> l
     key = file_key(file_of(tool_input, error))
     if key:
         keys.add(f"file:{key}")
+    words = [w for w in _WORD.findall(command[:2000])[:200] if len(w) >= 3] if command else []
     if command and not error:
-        for word in _WORD.findall(command[:2000])[:200]:
+        for word in words:
             keys.add(f"module:{word.split('.')[0]}")
+            keys.add(f"arg:{word}")
             if "." in word:
                 keys.add(f"file:{file_key(word)}")
+    elif command:
+        # A word of the failed command that its error names (`ls: cannot access 'missing-dir'`) is what
+        # went wrong: `mkdir missing-dir` is about the same thing.
+        named = (error or "")[:2000]
+        keys |= {f"arg:{word}" for word in words if word in named and word not in programs(command)}
     return sorted(keys)
 
 
