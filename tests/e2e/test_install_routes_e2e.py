@@ -271,8 +271,10 @@ def test_a_reinstall_under_another_python_never_blocks(tmp_path, claude_binary, 
         command = shlex.split(
             json.loads(harness.settings_path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         )
-        if client == "python":  # the command names the installation's files: rewritten in place
-            assert again.returncode == 0 and "omcm updated in" in again.stdout, again.stdout + again.stderr
+        if client == "python":  # the command names the installation's files: rewritten in place, by the
+            # warm dispatcher's repair when the session above started one (issue 33 item 3), else by this install
+            said = again.stdout + again.stderr
+            assert again.returncode == 0 and ("omcm updated in" in said or "already installed" in said), said
             assert command[0] == str(tool / "bin" / "python")
         else:  # the native client's path stays; it was rebuilt for the new installation
             assert again.returncode == 0, again.stdout + again.stderr
