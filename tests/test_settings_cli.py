@@ -110,13 +110,18 @@ def test_a_typo_in_a_project_folder_creates_nothing(user, tmp_path):
 
 
 def test_version_names_core_and_every_plugin(user):
-    from importlib.metadata import entry_points, version
-
     _home, env = user
     lines = omcm(env, "--version").stdout.splitlines()
-    assert lines[0] == f"omcm-core {version('omcm-core')}"
-    plugins = {e.name: e.dist for e in entry_points(group="omcm")}
-    assert sorted(lines[1:]) == sorted(f"{n} {d.version} ({d.metadata['Name']})" for n, d in plugins.items())
+    # What a fresh interpreter with the same environment finds (this process's path may hold another test's plugins).
+    listing = (
+        "from importlib.metadata import entry_points, version\n"
+        "print(version('omcm-core'))\n"
+        "for e in entry_points(group='omcm'): print(f\"{e.name} {e.dist.version} ({e.dist.metadata['Name']})\")\n"
+    )
+    found = subprocess.run([sys.executable, "-c", listing], env=env, capture_output=True, text=True, check=True)
+    core, *plugins = found.stdout.splitlines()
+    assert lines[0] == f"omcm-core {core}"
+    assert plugins and sorted(lines[1:]) == sorted(plugins)
 
 
 def _tree(folder: Path) -> dict[str, bytes | None]:
