@@ -84,6 +84,11 @@ def _events_table(hook: str) -> list[str]:
     return [*lines, ""]
 
 
+def _type_name(annotation: object) -> str:
+    """A field's type as written: a class by its name (Python 3.10 keeps some annotations as classes)."""
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+
+
 def _record(hook: Any) -> list[str]:
     annotation = inspect.signature(hook).parameters.get("event")
     if annotation is None:
@@ -96,7 +101,7 @@ def _record(hook: Any) -> list[str]:
     lines = [f"`event` is a `{record.__name__}`: {(inspect.getdoc(record) or '').splitlines()[0]}", ""]
     lines += ["| field | type |", "|---|---|"]
     # A pipe inside a table cell, even in code, ends the cell: escaped.
-    lines += [f"| `{f.name}` | `{str(f.type).replace('|', chr(92) + '|')}` |" for f in attrs.fields(record)]
+    lines += [f"| `{f.name}` | `{_type_name(f.type).replace('|', chr(92) + '|')}` |" for f in attrs.fields(record)]
     return [*lines, ""]
 
 

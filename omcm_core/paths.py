@@ -61,3 +61,27 @@ def session_dir(home: Path, session_id: str | None) -> Path:
     if not session_id:
         return home
     return home / "sessions" / safe_component(session_id)
+
+
+def write_private_json(path: Path, data: object) -> bool:
+    """Replace the cache file ``path`` with ``data`` atomically, owner-only, never through a link.
+
+    For caches only (no fsync): a failure returns False and means the next run
+    rebuilds what it would have read.
+    """
+    import json
+
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        ensure_private_dir(path.parent)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(tmp, flags, 0o600), "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False

@@ -101,20 +101,9 @@ def read(path: Path, current_key: str) -> list[dict] | None:
 
 def write(path: Path, current_key: str, tools: list[dict], checks: list[list]) -> None:
     """Replace the file atomically, owner-only; a failure only means the next start lists afresh."""
-    from omcm_core.paths import ensure_private_dir
+    from omcm_core.paths import write_private_json
 
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        ensure_private_dir(path.parent)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        with os.fdopen(os.open(tmp, flags, 0o600), "w", encoding="utf-8") as handle:
-            json.dump({"format": FORMAT, "key": current_key, "checks": checks, "tools": tools}, handle)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    write_private_json(path, {"format": FORMAT, "key": current_key, "checks": checks, "tools": tools})
 
 
 def source_checks(modules: list[Any]) -> list[list]:

@@ -130,22 +130,9 @@ def _entry(item: dict) -> Entry:
 
 def write(home: Path, key: str, entries: Iterable[Entry]) -> None:
     """Replace the cache file atomically (owner-only); failures are not the call's problem."""
-    from omcm_core.paths import ensure_private_dir
+    from omcm_core.paths import write_private_json
 
-    path = cache_path(home)
-    data = {"format": FORMAT, "key": key, "plugins": [_item(e) for e in entries]}
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        ensure_private_dir(path.parent)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        with os.fdopen(os.open(tmp, flags, 0o600), "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    write_private_json(cache_path(home), {"format": FORMAT, "key": key, "plugins": [_item(e) for e in entries]})
 
 
 def _item(entry: Entry) -> dict:

@@ -111,3 +111,20 @@ def every_event_site(tmp_path_factory) -> Path:
         capture_output=True,
     )
     return work / "site"
+
+
+@pytest.fixture
+def every_event_world(e2e_factory, every_event_site, claude_binary, tmp_path):
+    """A harness whose only plugin is every-event, noting each call it gets in ``harness.log`` (JSON lines)."""
+    log = tmp_path / "calls.jsonl"
+    harness = e2e_factory(
+        extra_env={
+            "PATH": f"{claude_binary.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PYTHONPATH": str(every_event_site),
+            "OMCM_LOAD_PLUGINS": "every-event",
+            "OMCM_PASS_ENV": "EVERY_EVENT_*",
+            "EVERY_EVENT_LOG": str(log),
+        }
+    )
+    harness.log = log
+    return harness

@@ -285,3 +285,10 @@ def _json_lines(text: str) -> list[dict]:
         if isinstance(value, dict):
             events.append(value)
     return events
+
+
+def every_event_calls(harness, event: str) -> list[dict]:
+    """The calls of ``event`` the every-event plugin noted in ``harness.log``."""
+    if not harness.log.exists():
+        return []
+    return [c for c in map(json.loads, harness.log.read_text().splitlines()) if c["event"] == event]

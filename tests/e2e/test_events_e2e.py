@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 from api_messages import bash, text, tool_use
+from e2e_harness import every_event_calls
 
 from omcm_core._cli.doctor.events import client_events
 from omcm_core.events import EVENTS
@@ -21,25 +22,11 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def world(e2e_factory, every_event_site, claude_binary, tmp_path):
-    log = tmp_path / "calls.jsonl"
-    harness = e2e_factory(
-        extra_env={
-            "PATH": f"{claude_binary.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "PYTHONPATH": str(every_event_site),
-            "OMCM_LOAD_PLUGINS": "every-event",
-            "OMCM_PASS_ENV": "EVERY_EVENT_*",
-            "EVERY_EVENT_LOG": str(log),
-        }
-    )
-    harness.log = log
-    return harness
+def world(every_event_world):
+    return every_event_world
 
 
-def calls(harness, event: str) -> list[dict]:
-    if not harness.log.exists():
-        return []
-    return [c for c in map(json.loads, harness.log.read_text().splitlines()) if c["event"] == event]
+calls = every_event_calls
 
 
 def test_the_client_knows_every_event_omcm_registers(claude_binary):

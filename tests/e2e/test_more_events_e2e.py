@@ -9,36 +9,23 @@ and asks for a retry when the classifier was unavailable.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 from api_messages import bash, text, tool_use
+from e2e_harness import every_event_calls
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def world(e2e_factory, every_event_site, claude_binary, tmp_path):
-    log = tmp_path / "calls.jsonl"
-    harness = e2e_factory(
-        extra_env={
-            "PATH": f"{claude_binary.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "PYTHONPATH": str(every_event_site),
-            "OMCM_LOAD_PLUGINS": "every-event",
-            "OMCM_PASS_ENV": "EVERY_EVENT_*",
-            "EVERY_EVENT_LOG": str(log),
-        }
-    )
-    harness.log = log
-    return harness
+def world(every_event_world):
+    return every_event_world
 
 
-def calls(world, event: str) -> list[dict]:
-    lines = world.log.read_text().splitlines() if world.log.exists() else []
-    return [c for c in map(json.loads, lines) if c["event"] == event]
+calls = every_event_calls
 
 
 def test_exit_worktree_remove_fires_worktree_remove_with_the_created_path(world):

@@ -29,21 +29,22 @@ KEYWORDS = ("ultrawork", "ulw", "uw", "ralph-loop", "ultrawork-ralph", "cancel",
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`[^`\n]*`")
 # Every pattern here scans each character a bounded number of times (issue 34: a scan that
-# backtracked over a run of "a.a.a…" took 65 s for 100 KB): runs are possessive (``*+``) or
+# backtracked over a run of "a.a.a…" took 65 s for 100 KB): runs are atomic (a look-ahead captures the run and a
+# back-reference takes it whole: the possessive ``*+`` of Python 3.11, which 3.10 lacks) or
 # start only where a run starts, and a span stops at the next opening mark of its kind.
 # Quoted spans: "...", “...”, «...», and '...' opened after a non-word character (not an apostrophe).
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^“”\n]{0,400}”|«[^«»\n]{0,400}»|(?<!\w)'[^'\n]{1,400}'(?!\w)")
-_TAGS = re.compile(r"</?[A-Za-z][\w:-]*+(?:\s[^<>]{0,200})?>")
+_TAGS = re.compile(r"</?[A-Za-z](?=(?P<n>[\w:-]*))(?P=n)(?:\s[^<>]{0,200})?>")
 # A scheme is short: bounding it keeps a run like "a.a.a…" from being rescanned at each letter.
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}://\S+", re.I)
 # A token with a slash or backslash inside (a path): from the token's start to its first slash.
-_SLASHED = re.compile(r"(?<!\S)[^\s/\\]*+[/\\]\S*+")
+_SLASHED = re.compile(r"(?<!\S)(?=(?P<a>[^\s/\\]*))(?P=a)[/\\](?=(?P<b>\S*))(?P=b)")
 _NAME_CHAR = re.compile(r"[\w.-]")
 # A name with an extension (uw.py, search.ts), tried only where a run of name characters starts.
-_NAME_EXT = re.compile(r"(?<![\w-])-*+\w[\w-]*+\.[A-Za-z]\w{0,6}\b")
+_NAME_EXT = re.compile(r"(?<![\w-])(?=(?P<a>-*))(?P=a)\w(?=(?P<b>[\w-]*))(?P=b)\.[A-Za-z]\w{0,6}\b")
 _SPACES = re.compile(r"\s+")
 _BLANK_RUN = re.compile(r"[^\S\n]+")
-_NEWLINE_RUN = re.compile(r" ?\n\s*+")  # after _BLANK_RUN: a run holding a newline becomes one
+_NEWLINE_RUN = re.compile(r" ?\n(?=(?P<s>\s*))(?P=s)")  # after _BLANK_RUN: a run holding a newline becomes one
 
 # A command opens the prompt: "/ralph-loop task", "ralph-loop: task"; on the Claude Code
 # plugin route the client names plugin commands with the plugin's name: "/omcm:ralph-loop task".
