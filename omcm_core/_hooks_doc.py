@@ -84,9 +84,18 @@ def _events_table(hook: str) -> list[str]:
     return [*lines, ""]
 
 
-def _type_name(annotation: object) -> str:
-    """A field's type as written: a class by its name (Python 3.10 keeps some annotations as classes)."""
-    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+def _type_name(record: type, field: str, annotation: object) -> str:
+    """A field's type as written in the source.
+
+    The class's own annotation strings are read first: cattrs resolves attrs field types in place the
+    first time a record is structured, and a resolved `Any` prints as `typing.Any` on Python 3.10, so
+    `attrs.fields` alone would render differently depending on what ran before.
+    """
+    for klass in record.__mro__:
+        written = vars(klass).get("__annotations__", {}).get(field)
+        if isinstance(written, str):
+            return written
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).removeprefix("typing.")
 
 
 def _record(hook: Any) -> list[str]:
@@ -101,7 +110,10 @@ def _record(hook: Any) -> list[str]:
     lines = [f"`event` is a `{record.__name__}`: {(inspect.getdoc(record) or '').splitlines()[0]}", ""]
     lines += ["| field | type |", "|---|---|"]
     # A pipe inside a table cell, even in code, ends the cell: escaped.
-    lines += [f"| `{f.name}` | `{_type_name(f.type).replace('|', chr(92) + '|')}` |" for f in attrs.fields(record)]
+    lines += [
+        f"| `{f.name}` | `{_type_name(record, f.name, f.type).replace('|', chr(92) + '|')}` |"
+        for f in attrs.fields(record)
+    ]
     return [*lines, ""]
 
 

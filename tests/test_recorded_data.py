@@ -4,6 +4,7 @@ of old sessions are pruned. Recorded by real ``omcm hook`` processes, read by a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -92,7 +93,7 @@ def test_old_sessions_statistics_are_pruned(tmp_path):
     env = env_for(home, project)
     assert run_hook(pre_tool_payload("Bash", {"command": "ls"}, session_id="fresh"), env=env).returncode == 0
     old = time.time() - 91 * 86400
-    with sqlite3.connect(home / "omcm.db") as db:
+    with contextlib.closing(sqlite3.connect(home / "omcm.db", isolation_level=None)) as db:
         db.execute(
             "INSERT INTO omcm_stats(session_id, plugin, event, first_ts, last_ts) VALUES('ancient', 'x', 'PreToolUse', ?, ?)",
             (old, old),
@@ -102,6 +103,6 @@ def test_old_sessions_statistics_are_pruned(tmp_path):
             (old, time.time() - 80 * 86400),
         )
     assert run_hook(pre_tool_payload("Bash", {"command": "ls"}, session_id="fresh"), env=env).returncode == 0
-    with sqlite3.connect(home / "omcm.db") as db:
+    with contextlib.closing(sqlite3.connect(home / "omcm.db")) as db:  # 3.13 warns of an unclosed one
         sessions = {row[0] for row in db.execute("SELECT session_id FROM omcm_stats")}
     assert sessions == {"fresh", "recent"}

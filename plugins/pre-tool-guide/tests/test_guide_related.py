@@ -1,5 +1,6 @@
 """pre-tool-guide learns a resolution only from a related call, and never from another plugin's refusal."""
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def test_another_plugins_refusal_is_not_a_tool_error(omcm_dispatch, error):
     dispatch(post_tool_payload("Bash", {"command": "rm -rf ~/work"}, error=error, session_id="s"))
     dispatch(post_tool_payload("Bash", {"command": "rm -rf ~/work/tmp"}, {"stdout": ""}, session_id="s"))
     assert dispatch(pre_tool_payload("Bash", {"command": "rm -rf ~/work"}, session_id="s")) is None
-    with sqlite3.connect(Path(dispatch.env["OMCM_HOME"]) / DB_NAME) as conn:
+    with contextlib.closing(
+        sqlite3.connect(Path(dispatch.env["OMCM_HOME"]) / DB_NAME)
+    ) as conn:  # 3.13 warns of an unclosed one
         assert conn.execute("SELECT count(*) FROM error_kb").fetchone() == (0,)
 
 
