@@ -22,10 +22,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument("--settings", help="an explicit settings.json path (overrides --scope)")
         p.add_argument("--project-dir", help="the project for --scope project/local (default: current directory)")
+        add_agent_argument(p, verb)
         p.set_defaults(run=function)
     from omcm_core._cli import update
 
     update.register(sub)  # after install/uninstall in `omcm --help`
+
+
+def add_agent_argument(p: argparse.ArgumentParser, verb: str) -> None:
+    from omcm_core._cli.agent_setup import AGENTS
+
+    p.add_argument(
+        "--agent",
+        choices=AGENTS,
+        default=AGENTS[0],
+        help=f"the coding agent to {verb} (default: claude, Claude Code); docs/agents.md says what works where",
+    )
 
 
 def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
@@ -49,6 +61,10 @@ def _settings_file(args: argparse.Namespace, inv: Invocation) -> Path:
 def install(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._cli import install as settings
 
+    if getattr(args, "agent", "claude") != "claude":
+        from omcm_core._cli.agent_setup import setup_for
+
+        return int(setup_for(args.agent).install(args, inv, {h for info in inv.manager.enabled() for h in info.hooks}))
     try:
         path = _settings_file(args, inv)
         # Register only the events some enabled plugin answers: every registered event costs a process per call.
@@ -116,6 +132,10 @@ def _mcp(args: argparse.Namespace, inv: Invocation, settings: Path, register: bo
 def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._cli import install as settings
 
+    if getattr(args, "agent", "claude") != "claude":
+        from omcm_core._cli.agent_setup import setup_for
+
+        return int(setup_for(args.agent).uninstall(args, inv))
     try:
         path = _settings_file(args, inv)
         created = settings.created_paths(inv.home, path)

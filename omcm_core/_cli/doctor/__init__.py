@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object for machines (shape below)")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes (make OMCM_HOME private) and say so")
+    from omcm_core._cli.settings import add_agent_argument
+
+    add_agent_argument(p, "check")
     p.set_defaults(run=run)
 
 
@@ -37,6 +40,6 @@ def run(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._cli.doctor.sections import run_sections
 
     probe = Probe(inv.home, inv.project, inv.env, manager=inv.manager, config=inv.config, fix=args.fix)
-    sections = run_sections(probe)
+    sections = run_sections(probe, agent=args.agent)
     print(render.as_json(sections) if args.json else render.text(sections, sys.stdout, inv.env))
     return 0 if all(c.level != "error" for s in sections for c in s["checks"]) else 1

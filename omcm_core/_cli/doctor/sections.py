@@ -38,10 +38,25 @@ SECTIONS: list[tuple[str, SectionFunction]] = [
 ]
 
 
-def run_sections(probe: Probe, sections: list[tuple[str, SectionFunction]] | None = None) -> list[dict[str, Any]]:
+def agent_sections(probe: Probe, agent: str) -> list[tuple[str, SectionFunction]]:
+    """A section per other coding agent omcm is registered with; ``agent``: that one's, registered or not."""
+    from omcm_core._cli.agent_setup import TITLES, setup_for
+
+    return [
+        (title, setup_for(name).doctor)
+        for name, title in TITLES.items()
+        if name == agent or (agent == "claude" and setup_for(name).installed(probe))
+    ]
+
+
+def run_sections(
+    probe: Probe, sections: list[tuple[str, SectionFunction]] | None = None, agent: str = "claude"
+) -> list[dict[str, Any]]:
     """Every section's checks, as ``[{"name": title, "checks": [Check, ...]}]``."""
     out = []
-    for title, function in SECTIONS if sections is None else sections:
+    if sections is None:
+        sections = [*SECTIONS[:-1], *agent_sections(probe, agent), SECTIONS[-1]]  # recent errors stay last
+    for title, function in sections:
         slug = title.split()[0].lower()
         checks: list[Check] = []
         try:
