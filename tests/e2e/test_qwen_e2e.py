@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from claude_client import _lock, cache_dir
+from agent_cli import binary_or_skip
 from fake_openai import FINAL_TEXT, FakeOpenAI
 
 from omcm_core._cli.install import hook_command
@@ -33,56 +32,9 @@ QWEN_VERSION = "0.24.4"
 PACKAGE = "@qwen-code/qwen-code"
 
 
-def _runs(binary: Path) -> bool:
-    if not binary.exists():
-        return False
-    try:
-        out = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and out.stdout.strip() == QWEN_VERSION
-
-
-def _install() -> Path:
-    """The pinned ``qwen`` binary, installed with npm into the e2e cache once (one installer at a time)."""
-    root = cache_dir()
-    prefix = root / f"qwen-{QWEN_VERSION}"
-    binary = prefix / "node_modules" / ".bin" / "qwen"
-    if _runs(binary):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError("npm is not on PATH")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".install.lock", "w") as lock:
-        _lock(lock)
-        if not _runs(binary):
-            shutil.rmtree(prefix, ignore_errors=True)
-            cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
-            done = subprocess.run(
-                [*cmd, f"{PACKAGE}@{QWEN_VERSION}"],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                stdin=subprocess.DEVNULL,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"npm install {PACKAGE}@{QWEN_VERSION} failed: {done.stderr.strip()[-800:]}")
-    if not _runs(binary):
-        raise RuntimeError(f"{binary} was installed but `qwen --version` does not answer {QWEN_VERSION}")
-    return binary
-
-
 @pytest.fixture(scope="module")
 def qwen_binary() -> Path:
-    try:
-        return _install()
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"Qwen Code {QWEN_VERSION} unavailable (CI is set, so this fails): {exc}")
-        pytest.skip(f"Qwen Code {QWEN_VERSION} unavailable: {exc}")
+    return binary_or_skip(PACKAGE, QWEN_VERSION, "qwen")
 
 
 def _settings(events: list[str]) -> dict:
