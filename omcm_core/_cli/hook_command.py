@@ -107,13 +107,18 @@ def _compile(source: str) -> None:
         pass
 
 
-def hook_command(event: str, base: list[str] | None = None, fail_closed: bool = False) -> str:
-    """The command string for settings.json; ``base`` replaces the fast form (``base hook EVENT``)."""
+def hook_command(event: str, base: list[str] | None = None, fail_closed: bool = False, agent: str | None = None) -> str:
+    """The command string for settings.json; ``base`` replaces the fast form (``base hook EVENT``).
+
+    ``agent`` (another coding agent, docs/agents.md) is named by ``OMCM_AGENT=NAME`` in front: every
+    agent runs the command through a shell, and the variable reaches the dispatch unchanged.
+    """
     guarding = ["fail-closed"] if fail_closed else []
     parts = base + ["hook", event, *guarding] if base else fast_hook_argv(event, fail_closed)
+    named = [f"OMCM_AGENT={agent}"] if agent and agent != "claude" else []
     if os.name == "nt":  # pragma: no cover
         return " ".join(f'"{p}"' if " " in p else p for p in parts)
-    return " ".join(shlex.quote(p) for p in parts)
+    return " ".join([*named, *(shlex.quote(p) for p in parts)])
 
 
 #: Events a ``[core] fail_closed`` guard answers, whose entry keeps guarding when omcm cannot run.
@@ -122,7 +127,9 @@ GUARDED_EVENTS = ("PreToolUse", "PermissionRequest")
 ON_FAILURE_CLIENT = "2.1.295"
 
 
-def hook_entry(event: str, base: list[str] | None = None, guard: bool = False, on_failure: bool = False) -> dict:
+def hook_entry(
+    event: str, base: list[str] | None = None, guard: bool = False, on_failure: bool = False, agent: str | None = None
+) -> dict:
     """One settings.json hook handler for ``event``.
 
     ``guard``: a ``[core] fail_closed`` plugin answers it, so the command denies
@@ -130,7 +137,11 @@ def hook_entry(event: str, base: list[str] | None = None, guard: bool = False, o
     the client itself blocks when the command cannot even start (interpreter gone).
     """
     guard = guard and event in GUARDED_EVENTS
-    entry: dict[str, Any] = {"type": "command", "command": hook_command(event, base, guard), "timeout": _timeout(event)}
+    entry: dict[str, Any] = {
+        "type": "command",
+        "command": hook_command(event, base, guard, agent),
+        "timeout": _timeout(event),
+    }
     if guard and on_failure:
         entry["onFailure"] = "block"
     return entry
