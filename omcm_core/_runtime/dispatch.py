@@ -106,7 +106,9 @@ def handle(
         if isinstance(exc, KeyboardInterrupt):
             raise
         _logger.exception("dispatch_crashed", error=f"{type(exc).__name__}: {exc}")
-        return EMPTY
+        from omcm_core._runtime.crash import crash_reply
+
+        return crash_reply(raw, argv_event, env, home)  # empty, but a configured guard's gate is denied
 
 
 def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
