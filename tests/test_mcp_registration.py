@@ -122,3 +122,36 @@ def test_the_server_never_runs_a_projects_own_omcm_core(world, tmp_path):
     assert omcm(home, user, "install").returncode == 0
     entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["omcm"]
     assert "-m" not in entry["args"] and entry == mcp_registration.server_entry()
+
+
+def _mcp_checks(home: Path, user: Path) -> list[dict]:
+    proc = omcm(home, user, "doctor", "--json")
+    sections = json.loads(proc.stdout)["sections"]
+    return next(s["checks"] for s in sections if s["name"] == "MCP server")
+
+
+def test_doctor_names_an_old_dash_m_entry_and_a_stale_one_and_install_mends_both(world):
+    user, home, _ = world
+    state = user / ".claude.json"
+    old = {"type": "stdio", "command": sys.executable, "args": ["-m", "omcm_core", "mcp"]}
+    gone = {"type": "stdio", "command": "/opt/removed/bin/omcm", "args": ["mcp"]}
+    state.write_text(json.dumps({"mcpServers": {"omcm": old}}))
+    checks = {c["id"]: c for c in _mcp_checks(home, user)}
+    assert checks["mcp.user.unsafe"]["level"] == "error" and checks["mcp.user.unsafe"]["fix"] == "omcm install"
+    assert omcm(home, user, "install").returncode == 0
+    assert [c["id"] for c in _mcp_checks(home, user)] == ["mcp.user"]
+    data = json.loads(state.read_text())
+    data["projects"] = {str(user): {"mcpServers": {"omcm": gone}}}  # local scope: doctor runs in the user's folder
+    state.write_text(json.dumps(data))
+    checks = {c["id"]: c for c in _mcp_checks(home, user)}
+    assert (
+        checks["mcp.local.stale"]["level"] == "warning"
+        and "/opt/removed/bin/omcm" in checks["mcp.local.stale"]["message"]
+    )
+    assert checks["mcp.local.stale"]["fix"] == "omcm install --scope local"
+
+
+def test_doctor_says_when_the_tools_are_not_registered(world):
+    user, home, _ = world
+    checks = _mcp_checks(home, user)
+    assert [(c["id"], c["fix"]) for c in checks] == [("mcp.none", "omcm install")]

@@ -13,6 +13,7 @@ from typing import Any
 from omcm_core._cli.doctor.configuration import configuration
 from omcm_core._cli.doctor.events import hook_events
 from omcm_core._cli.doctor.installation import installation
+from omcm_core._cli.doctor.mcp_server import mcp_server
 from omcm_core._cli.doctor.plugins import plugins
 from omcm_core._cli.doctor.records import Check, Probe, as_check, error
 from omcm_core._cli.doctor.registration import registration
@@ -28,6 +29,7 @@ SECTIONS: list[tuple[str, SectionFunction]] = [
     ("Installation", installation),
     ("Registration in Claude Code settings", registration),
     ("Hook events of the installed Claude Code", hook_events),
+    ("MCP server", mcp_server),
     ("Configuration", configuration),
     ("Store", store),
     ("Plugins", plugins),
