@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,13 @@ def install(
     guard: bool = False,
     on_failure: bool = False,
     matchers: Mapping[str, str] | None = None,
+    agent: str | None = None,
+    shape: Callable[[str, dict], dict] | None = None,
 ) -> dict[str, Any]:
     """Add one omcm hook entry per event (``matchers``: its tool matcher, see ``matchers.py``); idempotent. Returns what was added and what was rewritten.
+
+    ``agent``: another coding agent's hooks file in Claude's shape (``OMCM_AGENT`` in each command, the
+    agent named in the manifest); ``shape``: that agent's changes to each entry (units, limits).
 
     An entry omcm added before (its manifest) whose command or fields changed (omcm
     moved to another Python, a guard added) is rewritten in place, not doubled.
@@ -82,7 +87,9 @@ def install(
         base = native_client.prepare(home, settings)  # the native client's argv, or None: the Python one
     new, rewritten = [], []
     for event in events:
-        entry = hook_entry(event, base, guard, on_failure)
+        entry = hook_entry(event, base, guard, on_failure, agent)
+        if shape is not None:
+            entry = shape(event, entry)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InstallError(f"{settings}: hooks.{event} is not a list; omcm will not touch it")
@@ -122,6 +129,8 @@ def install(
         "installed_sha256": hashlib.sha256(new_bytes).hexdigest(),
         "added": added,
     }
+    if agent:
+        manifest["agent"] = agent
     if previous:  # keep the bytes from before the very first install, and the files written since
         manifest["original"] = previous["original"]
         manifest["files"] = previous.get("files", [])

@@ -32,6 +32,21 @@ def _manifest_path(home: Path, settings: Path) -> Path:
     return ensure_private_dir(home / "installs") / f"{digest}.json"
 
 
+def manifest_agent(home: Path, settings: Path) -> str | None:
+    """The coding agent ``settings`` was installed for (``omcm install --agent``); None: Claude Code."""
+    try:
+        agent = json.loads(_manifest_path(home, _through_links(settings)).read_text()).get("agent")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return agent if isinstance(agent, str) and agent != "claude" else None
+
+
+def install_argv(home: Path, settings: Path) -> list[str]:
+    """``omcm install``'s arguments that register omcm again in ``settings`` (for its agent)."""
+    agent = manifest_agent(home, settings)
+    return ["install", "--agent", agent] if agent else ["install", "--settings", str(settings)]
+
+
 def _through_links(settings: Path) -> Path:
     """The file to change: a symlinked settings.json (dotfiles) is written where it points, and stays a link."""
     return Path(os.path.realpath(settings))

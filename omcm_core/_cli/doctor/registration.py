@@ -116,9 +116,12 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
             files[path] = scope
     for manifest in sorted((probe.home / "installs").glob("*.json")):
         try:
-            path = Path(json.loads(manifest.read_text())["settings"])
+            data = json.loads(manifest.read_text())
+            path = Path(data["settings"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        if data.get("agent") not in (None, "claude"):
+            continue  # another agent's file: its own doctor section
         if path.exists() and path.resolve() not in {p.resolve() for p in files}:
             files[path] = "other"
     return files
