@@ -133,7 +133,12 @@ def install(
         manifest["agent"] = agent
     if previous:  # keep the bytes from before the very first install, and the files written since
         manifest["original"] = previous["original"]
+        current_sha = hashlib.sha256(original or b"").hexdigest()
+        if previous.get("edited") or current_sha != previous.get("installed_sha256"):
+            manifest["edited"] = True  # changed by someone since: the original bytes would undo their change
         manifest["files"] = previous.get("files", [])
+        for key, value in previous.items():  # what an agent's setup keeps there too (Codex: its config.toml)
+            manifest.setdefault(key, value)
     if created:
         manifest["created"] = created
     atomic_write_json(manifest_file, manifest)
@@ -157,7 +162,7 @@ def uninstall(home: Path, settings: Path) -> dict[str, Any]:
     current = settings.read_bytes()
     mode = settings.stat().st_mode & 0o777
     original = base64.b64decode(manifest["original"]) if manifest["original"] is not None else None
-    if hashlib.sha256(current).hexdigest() == manifest["installed_sha256"]:
+    if not manifest.get("edited") and hashlib.sha256(current).hexdigest() == manifest["installed_sha256"]:
         # Untouched since install: put back the exact original bytes.
         if original is None:
             settings.unlink()

@@ -226,6 +226,9 @@ def write_config(home: Path, hooks: Path, config: Path, mcp: Mapping[str, Any] |
     new = toml.append_tables(new, tables)
     owns_mcp = mcp_state == "registered" or toml.MCP_HEADER in previous.get("tables", [])
     toml.checked(text, new, old_keys + keys, owns_mcp)
+    edited = bool(previous) and (
+        previous.get("edited") or hashlib.sha256(text.encode("utf-8")).hexdigest() != previous.get("installed_sha256")
+    )
     if previous:
         original = previous.get("original")
     else:
@@ -241,6 +244,7 @@ def write_config(home: Path, hooks: Path, config: Path, mcp: Mapping[str, Any] |
         "tables": headers,
         "keys": keys,
         "replaced": replaced,
+        "edited": edited,  # changed by someone since: uninstall must not put the original bytes back
     }
     atomic_write_json(manifest_file, manifest)
     return {"config": str(config), "trusted": len(keys), "mcp": mcp_state}
@@ -256,7 +260,7 @@ def remove_config(recorded: Mapping[str, Any]) -> str:
     current = real.read_bytes()
     mode = real.stat().st_mode & 0o777
     original = base64.b64decode(recorded["original"]) if recorded.get("original") is not None else None
-    if hashlib.sha256(current).hexdigest() == recorded.get("installed_sha256"):
+    if not recorded.get("edited") and hashlib.sha256(current).hexdigest() == recorded.get("installed_sha256"):
         if original is None:
             real.unlink()
             return "removed (omcm had created it)"
