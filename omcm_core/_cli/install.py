@@ -123,7 +123,7 @@ def install(
     settings.parent.mkdir(parents=True, exist_ok=True)
     mode = settings.stat().st_mode & 0o777 if settings.exists() else 0o644
     new_bytes = _dump(data, indent)
-    manifest = {
+    manifest: dict[str, Any] = {
         "settings": str(settings),
         "original": base64.b64encode(original).decode() if original is not None else None,
         "installed_sha256": hashlib.sha256(new_bytes).hexdigest(),

@@ -121,7 +121,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
         print(f"{path}: removed (omcm had created it)")
     else:
         print(f"{path}: omcm entries removed, your other hooks kept")
-    if config:
+    if config and recorded:
         print(f"{recorded['path']}: {config}")
     for gone in settings.remove_created(created):
         print(f"removed {gone} (omcm had created it; nothing is left in it)")
