@@ -300,3 +300,21 @@ def test_codex_home_is_honoured(world, tmp_path):
     keys = set(_records(elsewhere))
     assert keys and all(k.startswith(f"{elsewhere}/hooks.json:") for k in keys)
     assert not (_codex / "hooks.json").exists()
+
+
+def test_doctor_names_a_registered_client_that_is_gone(world, tmp_path):
+    """omcm upgraded or moved: the commands in hooks.json (as its manifest recorded them) run a file that is gone."""
+    from omcm_core._cli.settings_file import _manifest_path, _through_links
+
+    codex, omcm_home, env = world
+    assert omcm(env, "install", "--agent", "codex").returncode == 0
+    here = str(Path(__import__("omcm_core").__file__).resolve().parent / "fast_hook.py")
+    gone = str(tmp_path / "old-venv" / "omcm_core" / "fast_hook.py")
+    manifest_file = _manifest_path(omcm_home, _through_links(codex / "hooks.json"))
+    for path in (codex / "hooks.json", manifest_file):
+        path.write_text(path.read_text().replace(here, gone))
+    doctor = omcm(env, "doctor", "--agent", "codex")
+    assert "Codex runs an omcm client that is gone" in doctor.stdout and gone in doctor.stdout, doctor.stdout
+    assert omcm(env, "install", "--agent", "codex").returncode == 0  # the fix: the commands and their trust renewed
+    doctor = omcm(env, "doctor", "--agent", "codex")
+    assert "that is gone" not in doctor.stdout and "Codex trusts omcm's" in doctor.stdout, doctor.stdout
