@@ -45,6 +45,49 @@ def _omcm(env: dict, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def _app_server(codex_binary: Path, env: dict, cwd: Path, method: str, params: dict, timeout: float = 90) -> dict:
+    """One JSON-RPC request to ``codex app-server`` (stdio), after its handshake; the result."""
+    import queue
+    import threading
+
+    proc = subprocess.Popen(
+        [str(codex_binary), "app-server"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
+    reader.start()
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def answer(request_id: int) -> dict:
+        while True:
+            message = json.loads(lines.get(timeout=timeout))
+            if message.get("id") == request_id:
+                assert "error" not in message, message
+                return message["result"]
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "omcm-e2e", "version": "0"}}})
+        answer(1)
+        send({"method": "initialized"})
+        send({"id": 2, "method": method, "params": params})
+        return answer(2)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        reader.join(timeout=30)  # it ends at the pipe's end; then the pipes are closed (3.13 warns of open ones)
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.stdout.close()  # type: ignore[union-attr]
+
+
 def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_restores(
     codex_binary, bash_guard_site, tmp_path
 ):
@@ -103,6 +146,11 @@ def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_resto
     with contextlib.closing(sqlite3.connect(omcm_home / "omcm.db")) as db:
         rows = db.execute("SELECT tool_name, command, success FROM observer_events ORDER BY id").fetchall()
     assert rows == [("Bash", "ls", 1), ("Bash", "ls", 1)], rows
+
+    # Codex starts the `omcm mcp` install registered and lists its tools (its app-server's own view).
+    servers = _app_server(codex_binary, env, project, "mcpServerStatus/list", {})["data"]
+    omcm_server = next(s for s in servers if s["name"] == "omcm")
+    assert omcm_server.get("toolsError") is None and omcm_server["tools"], omcm_server
 
     doctor = _omcm(env, "doctor", "--agent", "codex")
     assert "Codex trusts omcm's" in doctor.stdout, doctor.stdout
