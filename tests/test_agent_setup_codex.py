@@ -318,3 +318,26 @@ def test_doctor_names_a_registered_client_that_is_gone(world, tmp_path):
     assert omcm(env, "install", "--agent", "codex").returncode == 0  # the fix: the commands and their trust renewed
     doctor = omcm(env, "doctor", "--agent", "codex")
     assert "that is gone" not in doctor.stdout and "Codex trusts omcm's" in doctor.stdout, doctor.stdout
+
+
+def test_an_inline_hooks_table_stops_install_with_a_clear_message(world):
+    codex, _home, env = world
+    inline = 'hooks = { state = { "x:stop:0:0" = { enabled = false } } }\n'
+    (codex / "config.toml").write_text(inline)
+    done = omcm(env, "install", "--agent", "codex")
+    assert done.returncode == 2 and "defines hooks.state or mcp_servers inline" in done.stderr, done.stderr
+    assert (codex / "config.toml").read_text() == inline
+    assert not (codex / "hooks.json").exists()  # checked before anything was written
+
+
+@pytest.mark.parametrize(
+    ("agent", "argv"),
+    [("codex", ["install", "--agent", "codex"]), (None, ["install", "--settings", "{settings}"])],
+)
+def test_repair_and_plugin_install_register_an_agents_file_again_for_that_agent(tmp_path, agent, argv):
+    from omcm_core._cli.install import install
+    from omcm_core._cli.settings_file import install_argv
+
+    settings = tmp_path / "hooks.json"
+    install(tmp_path / "home", settings, ["Stop"], ["/opt/omcm"], agent=agent)
+    assert install_argv(tmp_path / "home", settings) == [a.format(settings=settings) for a in argv]

@@ -80,7 +80,7 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
     path = hooks_file(inv.env)
     mcp = _mcp_entry() if inv.manager.implementations("mcp_tools") else None
     try:
-        _config_text(config_file(inv.env))  # a config.toml omcm cannot edit stops it before anything is written
+        _editable(config_file(inv.env), mcp)  # a config.toml omcm cannot edit stops it before anything is written
         guard = bool(inv.config.section("core", CoreConfig).fail_closed)
         result = settings.install(inv.home, path, events, guard=guard, agent=AGENT, shape=shape)
         trust = write_config(inv.home, path, config_file(inv.env), mcp)
@@ -161,6 +161,18 @@ def _config_text(config: Path) -> str:
     except toml.TomlEditError as exc:
         raise toml.TomlEditError(f"{config} is {exc}; fix it first, omcm will not touch it") from None
     return text
+
+
+def _editable(config: Path, mcp: Mapping[str, Any] | None) -> None:
+    """TomlEditError unless omcm's tables could be added to ``config`` as it is now (tried on its text only)."""
+    text = _config_text(config)
+    tables = [toml.state_table("omcm:probe:0:0", "sha256:0")]
+    if mcp is not None and "omcm" not in (toml.parse(text).get("mcp_servers") or {}):
+        tables.append(toml.mcp_table(str(mcp["command"]), mcp["args"]))
+    try:
+        toml.checked(text, toml.append_tables(text, tables), ["omcm:probe:0:0"], len(tables) > 1)
+    except toml.TomlEditError as exc:
+        raise toml.TomlEditError(f"{config}: {exc}") from None
 
 
 def our_handlers(hooks: Path, key_path: Path, added: Iterable[Mapping[str, str]]) -> list[tuple[str, str, dict]]:

@@ -174,6 +174,13 @@ def without_keys(data: Mapping[str, Any], state_keys: Iterable[str], mcp: bool) 
 def checked(before: str, after: str, state_keys: Iterable[str], mcp: bool) -> str:
     """``after``, once parsing shows it differs from ``before`` in omcm's entries only; else TomlEditError."""
     keys = list(state_keys)
-    if without_keys(parse(before), keys, mcp) != without_keys(parse(after), keys, mcp):
+    try:
+        edited = parse(after)
+    except TomlEditError as exc:  # e.g. `hooks = { state = { … } }`: an inline table takes no [hooks.state."…"]
+        raise TomlEditError(
+            f"omcm's tables cannot be added to this file ({exc}): it defines hooks.state or mcp_servers inline. "
+            'Write them as [hooks.state."…"] / [mcp_servers.NAME] tables; omcm leaves the file as it is'
+        ) from None
+    if without_keys(parse(before), keys, mcp) != without_keys(edited, keys, mcp):
         raise TomlEditError("an edit would change values omcm does not own; omcm leaves the file as it is")
     return after
