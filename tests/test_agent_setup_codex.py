@@ -332,12 +332,27 @@ def test_an_inline_hooks_table_stops_install_with_a_clear_message(world):
 
 @pytest.mark.parametrize(
     ("agent", "argv"),
-    [("codex", ["install", "--agent", "codex"]), (None, ["install", "--settings", "{settings}"])],
+    [
+        ("codex", ["install", "--settings", "{settings}", "--agent", "codex"]),
+        (None, ["install", "--settings", "{settings}"]),
+    ],
 )
 def test_repair_and_plugin_install_register_an_agents_file_again_for_that_agent(tmp_path, agent, argv):
     from omcm_core._cli.install import install
-    from omcm_core._cli.settings_file import install_argv
+    from omcm_core._cli.settings_file import reinstall_argv
 
     settings = tmp_path / "hooks.json"
     install(tmp_path / "home", settings, ["Stop"], ["/opt/omcm"], agent=agent)
-    assert install_argv(tmp_path / "home", settings) == [a.format(settings=settings) for a in argv]
+    assert reinstall_argv(tmp_path / "home", settings) == [a.format(settings=settings) for a in argv]
+
+
+def test_install_again_with_settings_and_agent_as_repair_runs_it(world):
+    """What `omcm plugins install` and the background repair run: `install --settings HOOKS.JSON --agent codex`."""
+    codex, omcm_home, env = world
+    assert omcm(env, "install", "--agent", "codex").returncode == 0
+    installed = {p.name: p.read_bytes() for p in codex.iterdir()}
+    from omcm_core._cli.settings_file import reinstall_argv
+
+    again = omcm(env, *reinstall_argv(omcm_home, codex / "hooks.json"))
+    assert again.returncode == 0, again.stderr
+    assert {p.name: p.read_bytes() for p in codex.iterdir()} == installed

@@ -129,8 +129,6 @@ def install(
         "installed_sha256": hashlib.sha256(new_bytes).hexdigest(),
         "added": added,
     }
-    if agent:
-        manifest["agent"] = agent
     if previous:  # keep the bytes from before the very first install, and the files written since
         manifest["original"] = previous["original"]
         current_sha = hashlib.sha256(original or b"").hexdigest()
@@ -141,6 +139,8 @@ def install(
             manifest.setdefault(key, value)
     if created:
         manifest["created"] = created
+    if agent and agent != "claude":
+        manifest["agent"] = agent
     atomic_write_json(manifest_file, manifest)
     atomic_write_bytes(settings, new_bytes, mode)
     return {"settings": str(settings), "added": new, "rewritten": rewritten}

@@ -32,19 +32,19 @@ def _manifest_path(home: Path, settings: Path) -> Path:
     return ensure_private_dir(home / "installs") / f"{digest}.json"
 
 
-def manifest_agent(home: Path, settings: Path) -> str | None:
-    """The coding agent ``settings`` was installed for (``omcm install --agent``); None: Claude Code."""
+def agent_of(home: Path, settings: Path) -> str:
+    """The coding agent ``omcm install`` registered in ``settings`` for (its manifest's ``agent``; ``claude``)."""
     try:
         agent = json.loads(_manifest_path(home, _through_links(settings)).read_text()).get("agent")
     except (OSError, ValueError, AttributeError):
-        return None
-    return agent if isinstance(agent, str) and agent != "claude" else None
+        return "claude"
+    return agent if isinstance(agent, str) and agent else "claude"
 
 
-def install_argv(home: Path, settings: Path) -> list[str]:
-    """``omcm install``'s arguments that register omcm again in ``settings`` (for its agent)."""
-    agent = manifest_agent(home, settings)
-    return ["install", "--agent", agent] if agent else ["install", "--settings", str(settings)]
+def reinstall_argv(home: Path, settings: Path) -> list[str]:
+    """``omcm`` arguments that register omcm again in ``settings``, for the agent it was registered for."""
+    agent = agent_of(home, settings)
+    return ["install", "--settings", str(settings), *(["--agent", agent] if agent != "claude" else [])]
 
 
 def _through_links(settings: Path) -> Path:

@@ -70,20 +70,22 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
     from omcm_core.agents.codex import HOOK_EVENTS
     from omcm_core.config import CoreConfig
 
-    if getattr(args, "settings", None) or getattr(args, "scope", "user") != "user":
-        print("omcm: --agent codex installs for the user ($CODEX_HOME, else ~/.codex); no --scope or --settings")
+    if getattr(args, "scope", "user") != "user" and not getattr(args, "settings", None):
+        print(
+            "omcm: --agent codex installs for the user ($CODEX_HOME, else ~/.codex), not per --scope", file=sys.stderr
+        )
         return 2
     events = [e for e in settings.events_for_hooks(hooks, "999.0.0") if e in HOOK_EVENTS]
     if not events:
         print("omcm: no installed plugin implements a hook Codex runs; nothing to register.", file=sys.stderr)
         return 1
-    path = hooks_file(inv.env)
+    path = _hooks_path(args, inv)
     mcp = _mcp_entry() if inv.manager.implementations("mcp_tools") else None
     try:
-        _editable(config_file(inv.env), mcp)  # a config.toml omcm cannot edit stops it before anything is written
+        _editable(path.parent / "config.toml", mcp)  # a config.toml omcm cannot edit stops it before any write
         guard = bool(inv.config.section("core", CoreConfig).fail_closed)
         result = settings.install(inv.home, path, events, guard=guard, agent=AGENT, shape=shape)
-        trust = write_config(inv.home, path, config_file(inv.env), mcp)
+        trust = write_config(inv.home, path, path.parent / "config.toml", mcp)
     except (settings.InstallError, toml.TomlEditError, OSError) as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
@@ -104,7 +106,7 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
 def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._cli import install as settings
 
-    path = hooks_file(inv.env)
+    path = _hooks_path(args, inv)
     try:
         recorded = _manifest(inv.home, path).get("codex_config")
         created = settings.created_paths(inv.home, path)
@@ -126,6 +128,20 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     for gone in settings.remove_created(created):
         print(f"removed {gone} (omcm had created it; nothing is left in it)")
     return 0
+
+
+def _hooks_path(args: argparse.Namespace, inv: Invocation) -> Path:
+    """The hooks.json to change: ``--settings PATH`` (how repair and plugin installs name it again), else Codex's.
+
+    Codex keys its trust records by the path it reads: the file Codex reads is named as Codex names it even
+    when given by another name (a manifest records the resolved one), any other file as written.
+    """
+    named = getattr(args, "settings", None)
+    ours = hooks_file(inv.env)
+    if not named:
+        return ours
+    given = Path(os.path.abspath(Path(inv.cwd, named)))
+    return ours if os.path.realpath(given) == os.path.realpath(ours) else given
 
 
 def _mcp_entry() -> dict[str, Any]:

@@ -136,10 +136,12 @@ def remove_table(text: str, header: str) -> tuple[str, str | None]:
         return text, None
     start, end = span
     removed = text[start:end]
-    before = text[:start]
+    before, after = text[:start], text[end:]
     if before.endswith("\n\n"):
         before = before[:-1]
-    return before + text[end:], removed
+    if not before:  # it opened the file (omcm made it): the blank line before the next table goes too
+        after = after.lstrip("\n")
+    return before + after, removed
 
 
 def append_tables(text: str, tables: Iterable[str]) -> str:

@@ -118,10 +118,10 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
         try:
             data = json.loads(manifest.read_text())
             path = Path(data["settings"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        if data.get("agent") not in (None, "claude"):
-            continue  # another agent's file: its own doctor section
+        if data.get("agent", "claude") != "claude":
+            continue  # another agent's file: its own doctor section (`omcm doctor --agent NAME`)
         if path.exists() and path.resolve() not in {p.resolve() for p in files}:
             files[path] = "other"
     return files
