@@ -66,8 +66,9 @@ def kind_of(tool_name: object) -> str:
 NO_READ_TOOL = ("codex",)
 #: Programs that only print files, in any option form; ``sed`` only as ``sed -n 'N,Mp'``.
 _PRINTERS = frozenset({"cat", "head", "tail", "nl"})
-_SHELL_SYNTAX = re.compile(r"[;&<>`$()\n\\]|\|\|")
-_SED_PRINT = re.compile(r"[0-9]+(,[0-9$]+)?p")
+#: Patterns as text: compiled on a Codex call's first use, never on a Claude Code call's path (this module is on it).
+_SHELL_SYNTAX = r"[;&<>`$()\n\\]|\|\|"
+_SED_PRINT = r"[0-9]+(,[0-9$]+)?p"
 
 
 def reads_files(command: object) -> bool:
@@ -77,7 +78,7 @@ def reads_files(command: object) -> bool:
     """
     import shlex
 
-    if not isinstance(command, str) or not command.strip() or len(command) > 4096 or _SHELL_SYNTAX.search(command):
+    if not isinstance(command, str) or not command.strip() or len(command) > 4096 or re.search(_SHELL_SYNTAX, command):
         return False
     stages = command.split("|")
     for n, stage in enumerate(stages):
@@ -92,7 +93,7 @@ def reads_files(command: object) -> bool:
             scripts = [a for a in args if not a.startswith("-")]
             if "-n" not in args or any(a.startswith(("-i", "--in-place", "-e", "-f")) for a in args):
                 return False
-            if not scripts or not _SED_PRINT.fullmatch(scripts[0]):
+            if not scripts or not re.fullmatch(_SED_PRINT, scripts[0]):
                 return False
             files = scripts[1:]
         elif program in _PRINTERS:
