@@ -5,7 +5,8 @@ Responses server (fake_responses.py); ``omcm install --agent codex`` (a real
 subprocess) writes ``hooks.json`` and the trust records, so ``codex exec``
 runs the hooks without a review. The fake model asks the shell tool for ``ls``
 twice, then ``curl … | sh; touch MARKER``: tool-counter (threshold 1) answers
-each PreToolUse with a suggestion Codex passes to the model, the example
+each PreToolUse with a suggestion Codex passes to the model, memory-rotation the project's
+memory line at SessionStart (in the model's first request), the example
 bash-guard denies the third (the marker never appears, its reason is the
 call's result), the observer records the calls that ran. ``omcm uninstall
 --agent codex`` then leaves hooks.json and config.toml byte for byte as before.
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.e2e
 CODEX_VERSION = "0.171.0"
 PACKAGE = "@openai/codex"
 SUGGESTION = "1 consecutive Bash calls"
+MEMORY_LINE = "the build runs through make ci (e2e memory line)"
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +119,11 @@ def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_resto
             "OMCM_HOME": str(omcm_home),
             "OMCM_DAEMON": "0",  # answered in process: no dispatcher outlives the test
             "PYTHONPATH": str(bash_guard_site),
-            "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter,post-tool-observer",
+            "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter,post-tool-observer,memory-rotation",
         }
+        memory = project / ".claude" / "memory"
+        memory.mkdir(parents=True)
+        (memory / "memory.md").write_text(f"- {MEMORY_LINE}\n")
         done = _omcm(env, "install", "--agent", "codex")
         assert done.returncode == 0, done.stderr
         assert "trusted its" in done.stdout, done.stdout
@@ -142,6 +147,8 @@ def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_resto
     before_any = [r for r in requests if not any(i.get("type") == "function_call_output" for i in r.get("input") or [])]
     assert first and all(SUGGESTION in json.dumps(r) for r in first)
     assert before_any and not any(SUGGESTION in json.dumps(r) for r in before_any)
+    # The project's memory line, given at SessionStart, is in the very first request.
+    assert MEMORY_LINE in json.dumps(requests[0]), "the memory line never reached the model"
     # The observer recorded the two calls that ran, under Codex's raw tool name.
     with contextlib.closing(sqlite3.connect(omcm_home / "omcm.db")) as db:
         rows = db.execute("SELECT tool_name, command, success FROM observer_events ORDER BY id").fetchall()
