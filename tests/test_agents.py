@@ -131,9 +131,9 @@ def test_qwen_normalize(payload, expected):
 @pytest.mark.parametrize(
     ("payload", "expected"),
     [
-        ({"tool_response": "a\nb"}, {"tool_response": {"output": "a\nb"}}),
-        ({"tool_response": {"stdout": "x"}}, {"tool_response": {"stdout": "x"}}),
-        ({"hook_event_name": "Stop"}, {"hook_event_name": "Stop"}),
+        ({"tool_response": "a\nb"}, {"tool_response": {"output": "a\nb"}, "agent": "codex"}),
+        ({"tool_response": {"stdout": "x"}}, {"tool_response": {"stdout": "x"}, "agent": "codex"}),
+        ({"hook_event_name": "Stop"}, {"hook_event_name": "Stop", "agent": "codex"}),
     ],
 )
 def test_codex_normalize(payload, expected):

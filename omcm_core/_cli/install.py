@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,13 @@ def install(
     guard: bool = False,
     on_failure: bool = False,
     matchers: Mapping[str, str] | None = None,
+    agent: str | None = None,
+    shape: Callable[[str, dict], dict] | None = None,
 ) -> dict[str, Any]:
     """Add one omcm hook entry per event (``matchers``: its tool matcher, see ``matchers.py``); idempotent. Returns what was added and what was rewritten.
+
+    ``agent``: another coding agent's hooks file in Claude's shape (``OMCM_AGENT`` in each command, the
+    agent named in the manifest); ``shape``: that agent's changes to each entry (units, limits).
 
     An entry omcm added before (its manifest) whose command or fields changed (omcm
     moved to another Python, a guard added) is rewritten in place, not doubled.
@@ -82,7 +87,9 @@ def install(
         base = native_client.prepare(home, settings)  # the native client's argv, or None: the Python one
     new, rewritten = [], []
     for event in events:
-        entry = hook_entry(event, base, guard, on_failure)
+        entry = hook_entry(event, base, guard, on_failure, agent)
+        if shape is not None:
+            entry = shape(event, entry)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InstallError(f"{settings}: hooks.{event} is not a list; omcm will not touch it")
@@ -116,7 +123,7 @@ def install(
     settings.parent.mkdir(parents=True, exist_ok=True)
     mode = settings.stat().st_mode & 0o777 if settings.exists() else 0o644
     new_bytes = _dump(data, indent)
-    manifest = {
+    manifest: dict[str, Any] = {
         "settings": str(settings),
         "original": base64.b64encode(original).decode() if original is not None else None,
         "installed_sha256": hashlib.sha256(new_bytes).hexdigest(),
@@ -124,9 +131,16 @@ def install(
     }
     if previous:  # keep the bytes from before the very first install, and the files written since
         manifest["original"] = previous["original"]
+        current_sha = hashlib.sha256(original or b"").hexdigest()
+        if previous.get("edited") or current_sha != previous.get("installed_sha256"):
+            manifest["edited"] = True  # changed by someone since: the original bytes would undo their change
         manifest["files"] = previous.get("files", [])
+        for key, value in previous.items():  # what an agent's setup keeps there too (Codex: its config.toml)
+            manifest.setdefault(key, value)
     if created:
         manifest["created"] = created
+    if agent and agent != "claude":
+        manifest["agent"] = agent
     atomic_write_json(manifest_file, manifest)
     atomic_write_bytes(settings, new_bytes, mode)
     return {"settings": str(settings), "added": new, "rewritten": rewritten}
@@ -148,7 +162,7 @@ def uninstall(home: Path, settings: Path) -> dict[str, Any]:
     current = settings.read_bytes()
     mode = settings.stat().st_mode & 0o777
     original = base64.b64decode(manifest["original"]) if manifest["original"] is not None else None
-    if hashlib.sha256(current).hexdigest() == manifest["installed_sha256"]:
+    if not manifest.get("edited") and hashlib.sha256(current).hexdigest() == manifest["installed_sha256"]:
         # Untouched since install: put back the exact original bytes.
         if original is None:
             settings.unlink()

@@ -7,6 +7,8 @@ and ``PowerShell``, Codex's ``Bash`` and Gemini CLI's and Qwen Code's
 
 from __future__ import annotations
 
+import re
+
 KINDS = ("shell", "read", "edit", "write", "search", "web", "agent", "mcp", "other")
 
 #: Raw tool name (Claude Code, Codex CLI, Gemini CLI, Qwen Code) -> kind.
@@ -57,3 +59,59 @@ def kind_of(tool_name: object) -> str:
     if kind is not None:
         return kind
     return "mcp" if tool_name.startswith("mcp__") else "other"
+
+
+#: Agents with no read tool (Codex CLI: reads are ``cat``, ``sed -n``, ``head``): a shell call of theirs that
+#: only reads files is their read, for counting (tool-counter); its kind stays ``shell``, so guards see it.
+NO_READ_TOOL = ("codex",)
+#: Programs that only print files, in any option form; ``sed`` only as ``sed -n 'N,Mp'``.
+_PRINTERS = frozenset({"cat", "head", "tail", "nl"})
+#: Patterns as text: compiled on a Codex call's first use, never on a Claude Code call's path (this module is on it).
+_SHELL_SYNTAX = r"[;&<>`$()\n\\]|\|\|"
+_SED_PRINT = r"[0-9]+(,[0-9$]+)?p"
+
+
+def reads_files(command: object) -> bool:
+    """``command`` only prints files: ``cat F``, ``head -n 5 F``, ``sed -n '1,80p' F``, ``nl -ba F | sed -n 1,9p``.
+
+    Anything else a shell could do (redirections, substitutions, lists, other programs) is not a read.
+    """
+    import shlex
+
+    if not isinstance(command, str) or not command.strip() or len(command) > 4096 or re.search(_SHELL_SYNTAX, command):
+        return False
+    stages = command.split("|")
+    for n, stage in enumerate(stages):
+        try:
+            words = shlex.split(stage)
+        except ValueError:
+            return False
+        if not words:
+            return False
+        program, args = words[0].rsplit("/", 1)[-1], words[1:]
+        if program == "sed":
+            scripts = [a for a in args if not a.startswith("-")]
+            if "-n" not in args or any(a.startswith(("-i", "--in-place", "-e", "-f")) for a in args):
+                return False
+            if not scripts or not re.fullmatch(_SED_PRINT, scripts[0]):
+                return False
+            files = scripts[1:]
+        elif program in _PRINTERS:
+            files = [a for a in args if not a.startswith("-") and not a.isdigit()]
+        else:
+            return False
+        if n == 0 and not files:
+            return False  # the first stage must read a file (a bare `cat` reads nothing of the project)
+    return True
+
+
+def run_kind(event: object) -> str:
+    """``event``'s kind for counting runs of calls: ``read`` for a file-printing shell call of an agent that has
+    no read tool (its ``extra["agent"]``, :data:`NO_READ_TOOL`), else its ``tool_kind``."""
+    kind = str(getattr(event, "tool_kind", "other"))
+    extra = getattr(event, "extra", None) or {}
+    if kind == "shell" and extra.get("agent") in NO_READ_TOOL:
+        tool_input = getattr(event, "tool_input", None) or {}
+        if reads_files(tool_input.get("command")):
+            return "read"
+    return kind

@@ -136,7 +136,8 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
             if isinstance(r.get(key), int):
                 code = r[key]
         meta["exitCode"] = code if code is not None else (0 if error is None else None)
-        stdout, stderr = _text(r.get("stdout")), _text(r.get("stderr"))
+        # Claude Code's {stdout, stderr}; another agent's text as the agent layer gives it ({"output": text}).
+        stdout, stderr = _text(r.get("stdout", r.get("output"))), _text(r.get("stderr"))
         output = stdout + (f"\n[stderr]\n{stderr}" if stderr else "") if r else _text(response)
     elif tool == "Read":
         file = r.get("file") if isinstance(r.get("file"), Mapping) else {}

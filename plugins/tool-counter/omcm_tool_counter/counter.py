@@ -19,7 +19,9 @@ _RUNS = {"read": READ, "shell": BASH}
 
 def label(event: Any) -> str:
     """The run ``event``'s tool belongs to: Read for any agent's read tool, Bash for any shell; else its raw name."""
-    return _RUNS.get(event.tool_kind, event.tool_name)
+    from omcm_core.agents.tool_kinds import run_kind  # Codex's `cat FILE` is its read
+
+    return _RUNS.get(run_kind(event), event.tool_name)
 
 
 @frozen
