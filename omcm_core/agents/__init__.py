@@ -78,6 +78,10 @@ def outgoing(agent: Agent | None, event: Any, reply: Any, home: Path) -> Any:
 
 def _call_key(event: Any) -> tuple[str, str] | None:
     session, call = getattr(event, "session_id", None), getattr(event, "tool_use_id", None)
+    if not call:  # an agent that sends no call id (Gemini CLI) names the call itself, in ``extra``
+        extra = getattr(event, "extra", None)
+        call = extra.get("agent_call") if isinstance(extra, dict) else None
+        call = call if isinstance(call, str) else None
     return (session, call) if session and call else None
 
 
