@@ -48,6 +48,17 @@ def _recorded_for(home: Path, settings: Path) -> Path | None:
     return None
 
 
+def install_args(home: Path, settings: Path) -> list[str]:
+    """The ``omcm`` arguments that register ``settings`` again: ``install --settings PATH``, with the
+    ``--agent`` its manifest names (a Gemini CLI settings.json is not Claude Code's)."""
+    try:
+        agent = json.loads(_manifest_path(home, _through_links(settings)).read_text()).get("agent")
+    except (OSError, ValueError, AttributeError):
+        agent = None
+    named = ["--agent", agent] if isinstance(agent, str) and agent != "claude" else []
+    return ["install", *named, "--settings", str(settings)]
+
+
 def _detect_indent(text: str) -> int:
     for line in text.splitlines()[1:]:
         stripped = line.lstrip(" ")

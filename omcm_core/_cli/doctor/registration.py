@@ -116,8 +116,11 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
             files[path] = scope
     for manifest in sorted((probe.home / "installs").glob("*.json")):
         try:
-            path = Path(json.loads(manifest.read_text())["settings"])
+            data = json.loads(manifest.read_text())
+            path = Path(data["settings"])
         except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if data.get("agent", "claude") != "claude":  # another agent's file: its own doctor section
             continue
         if path.exists() and path.resolve() not in {p.resolve() for p in files}:
             files[path] = "other"
