@@ -250,6 +250,12 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
     return 0
 
 
+def section(data: dict, key: str) -> dict:
+    """``data[key]`` when it is an object, else an empty one (a hand-edited file may hold anything)."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def notes(settings: Path) -> list[str]:
     """What keeps Gemini CLI from running the hooks just registered (its switches, read from ``settings``)."""
     from omcm_core._cli import install as common
@@ -258,7 +264,7 @@ def notes(settings: Path) -> list[str]:
         _raw, data = common._load(settings)
     except common.InstallError:
         return []
-    config = data.get("hooksConfig") if isinstance(data.get("hooksConfig"), dict) else {}
+    config = section(data, "hooksConfig")
     out = []
     if config.get("enabled") is False:
         out.append(f"hooksConfig.enabled is false in {settings}: Gemini CLI runs no hooks until you set it true")

@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
+from omcm_core._cli.agent_setup.gemini import section
 from omcm_core._cli.doctor.records import Check, Probe, error, info, ok, warning
 
 FIX = "omcm install --agent gemini"
@@ -116,7 +117,7 @@ def _commands(shown: str, commands: list[tuple[str, str]]) -> Iterator[Check]:
 
 
 def _switches(shown: str, data: dict) -> Iterator[Check]:
-    config = data.get("hooksConfig") if isinstance(data.get("hooksConfig"), dict) else {}
+    config = section(data, "hooksConfig")
     if config.get("enabled") is False:
         yield error(
             "gemini.hooks_disabled",
@@ -154,7 +155,7 @@ def _context_moves(shown: str, events: list[str]) -> Iterator[Check]:
 def _mcp(shown: str, data: dict) -> Check:
     from omcm_core._cli.mcp_registration import ours
 
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    servers = section(data, "mcpServers")
     if ours(servers.get("omcm")):
         return ok("gemini.mcp", f"omcm's MCP server is registered in {shown}")
     return info("gemini.mcp", f"omcm's MCP server is not registered in {shown} (no enabled plugin offers MCP tools)")
@@ -167,8 +168,8 @@ def _trust(probe: Probe) -> Iterator[Check]:
         return
     user = Path(probe.env.get("HOME") or Path.home()) / ".gemini"
     settings = _load(user / "settings.json") or {}
-    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
-    folder_trust = security.get("folderTrust") if isinstance(security.get("folderTrust"), dict) else {}
+    security = section(settings, "security")
+    folder_trust = section(security, "folderTrust")
     if folder_trust.get("enabled") is False:
         return
     verdict = trusted(project, Path(probe.env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or user / "trustedFolders.json"))
