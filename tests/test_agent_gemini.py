@@ -98,6 +98,25 @@ def test_before_agent_prompt_is_the_users_own_text(prompt, own):
     assert out.get("gemini_prompt", prompt) == prompt
 
 
+@pytest.mark.parametrize(
+    ("tool", "kind"),
+    [
+        ("mcp_omcm_notes", "mcp"),  # Gemini CLI's name for server omcm's tool notes
+        ("mcp_my-server_list_items", "mcp"),
+        ("mcp__github__create_issue", "mcp"),
+        ("mcp_", "other"),
+        ("mcp_omcm_", "other"),
+        ("run_shell_command", "shell"),
+        ("read_file", "read"),
+        ("save_memory", "other"),
+    ],
+)
+def test_geminis_tool_names_have_their_kinds(tool, kind):
+    from omcm_core.agents.tool_kinds import kind_of
+
+    assert kind_of(tool) == kind
+
+
 # --- render: Claude's merged answer -> what Gemini CLI acts on ------------------------------------
 
 
