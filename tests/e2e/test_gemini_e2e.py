@@ -33,6 +33,7 @@ pytestmark = pytest.mark.e2e
 GEMINI_VERSION = "0.61.0"
 PACKAGE = "@google/gemini-cli"
 #: The user's own settings before omcm: what uninstall must give back, byte for byte.
+MEMORY_LINE = "the release script is tools/ship.sh"
 USERS_SETTINGS = (
     '{\n    "security": {\n        "auth": {\n            "selectedType": "gemini-api-key"\n        }\n    }\n}\n'
 )
@@ -59,6 +60,9 @@ def test_guard_denies_and_before_tool_context_reaches_the_model(gemini_binary, b
     )
     settings = home / ".gemini" / "settings.json"
     settings.write_text(USERS_SETTINGS)
+    memory = project / ".claude" / "memory"  # one memory for every agent: the project's
+    memory.mkdir(parents=True)
+    (memory / "memory.md").write_text(f"# Memory\n\n- {MEMORY_LINE}\n")
     base = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -66,7 +70,7 @@ def test_guard_denies_and_before_tool_context_reaches_the_model(gemini_binary, b
         "OMCM_HOME": str(omcm_home),
         "OMCM_DAEMON": "0",  # answered in process: no dispatcher outlives the test
         "PYTHONPATH": str(bash_guard_site),
-        "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter,post-tool-observer",
+        "OMCM_LOAD_PLUGINS": "bash-guard,tool-counter,post-tool-observer,memory-rotation",
         "OMCM_LOG_LEVEL": "debug",
     }
     installed = _omcm(base, "install", "--agent", "gemini")
@@ -100,6 +104,9 @@ def test_guard_denies_and_before_tool_context_reaches_the_model(gemini_binary, b
     assert len(results) == 2, results
     assert "Output: ok" in results[0]
     assert "bash-guard" in results[1] and "pipes a download" in results[1], results[1]
+    # memory-rotation's SessionStart context (the project's memory) is in the first request, as Gemini
+    # CLI passes it (headless: prepended to the prompt), and the prompt plugins see is the user's own.
+    assert MEMORY_LINE in json.dumps(turns[0]["contents"])
     # tool-counter's suggestion from the first call's BeforeTool, in the request after that call only.
     after_first = [r for r in turns if len(_responses(r)) == 1]
     assert after_first and all("1 consecutive Bash calls" in json.dumps(_responses(r)) for r in after_first)
