@@ -198,7 +198,9 @@ def test_a_file_omcm_cannot_edit_safely_is_left_alone_with_a_clear_message(tmp_p
 def test_fresh_home_install_registers_the_mcp_server_and_uninstall_leaves_nothing(tmp_path):
     env = _env(tmp_path, plugins="tool-counter,notepad")
     (tmp_path / "home").mkdir()
-    assert _omcm(env, "install", "--agent", "gemini").returncode == 0
+    done = _omcm(env, "install", "--agent", "gemini")
+    assert done.returncode == 0 and "MCP server (omcm mcp) registered" in done.stdout
+    assert "mcpServers" not in done.stdout.splitlines()[0]  # an event list names events only
     data = json.loads(_settings(tmp_path).read_text())
     assert data["mcpServers"]["omcm"]["args"][-1] == "mcp" and "type" not in data["mcpServers"]["omcm"]
     assert _settings(tmp_path).stat().st_mode & 0o077 == 0

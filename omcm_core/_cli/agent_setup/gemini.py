@@ -239,8 +239,11 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
     if result.get("already"):
         print(f"omcm is already installed for Gemini CLI in {path}")
     for verb, key in (("installed", "added"), ("updated", "rewritten")):
-        if result.get(key):
-            print(f"omcm {verb} for Gemini CLI in {path} for: {', '.join(a['event'] for a in result[key])}")
+        events = [a["event"] for a in result.get(key, []) if a["event"] != "mcpServers"]
+        if events:
+            print(f"omcm {verb} for Gemini CLI in {path} for: {', '.join(events)}")
+        if len(events) != len(result.get(key, [])):
+            print(f"omcm's MCP server (omcm mcp) {'registered' if key == 'added' else 'updated'} in {path}")
     for event, why in skipped:
         print(f"omcm: {event} not registered with Gemini CLI: {why}", file=sys.stderr)
     if result.get("mcp_kept"):
