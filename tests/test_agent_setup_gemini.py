@@ -323,3 +323,17 @@ def test_claudes_doctor_leaves_a_gemini_settings_file_to_geminis_section(tmp_pat
     settings = tmp_path / "elsewhere" / "settings.json"
     gemini.write(Path(env["OMCM_HOME"]), settings, {"BeforeTool": gemini.handler("PreToolUse", None, False)}, None)
     assert settings.exists() and settings not in _settings_files(_probe(tmp_path, env))
+
+
+def test_the_re_registration_that_repair_and_update_run_keeps_geminis_form(tmp_path):
+    """`omcm update` and the background repair run install_args(...): for Gemini's file, Gemini's entries."""
+    from omcm_core._cli.settings_file import install_args
+
+    env = _env(tmp_path, plugins="tool-counter")
+    (tmp_path / "home").mkdir()
+    assert _omcm(env, "install", "--agent", "gemini").returncode == 0
+    settings = _settings(tmp_path)
+    before = settings.read_bytes()
+    again = _omcm(env, *install_args(Path(env["OMCM_HOME"]), settings))
+    assert again.returncode == 0 and "already installed for Gemini CLI" in again.stdout, again.stderr
+    assert settings.read_bytes() == before and "PreToolUse" not in json.loads(before)["hooks"]
