@@ -302,3 +302,22 @@ def test_outgoing_holds_context_for_a_gemini_call_without_an_id(tmp_path):
     after = parse_event(gemini.normalize(_after("ls")))
     out = json.loads(agents.outgoing(edge, after, Reply(b""), tmp_path).stdout)
     assert out == {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "use grep"}}
+
+
+def test_held_context_follows_a_rewritten_call(tmp_path):
+    """Gemini CLI's AfterTool carries the input the call ran with (measured): a plugin's rewrite moves the key."""
+    import attrs
+
+    @attrs.frozen
+    class Reply:
+        stdout: bytes
+        exit_code: int = 0
+
+    edge = agents.for_env({"OMCM_AGENT": "gemini"})
+    before = parse_event(gemini.normalize(_before("rm -rf build")))
+    answer = _pre(additionalContext="cleaned safely", updatedInput={"command": "rm -rf ./build"})
+    out = json.loads(agents.outgoing(edge, before, Reply(json.dumps(answer).encode()), tmp_path).stdout)
+    assert out == {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"command": "rm -rf ./build"}}}
+    ran = parse_event(gemini.normalize(_after("rm -rf ./build")))
+    got = json.loads(agents.outgoing(edge, ran, Reply(b""), tmp_path).stdout)
+    assert got["hookSpecificOutput"]["additionalContext"] == "cleaned safely"

@@ -8,9 +8,10 @@ Measured with 0.61.0 against a fake model (tests/e2e/test_gemini_e2e.py, issue 3
   Answers name Gemini's event in ``hookEventName``.
 - ``tool_response`` is an object with ``llmContent``: its text becomes Claude's
   ``{"output": text}``; the raw value stays readable as ``extra["gemini_tool_response"]``.
-- Tool calls carry no id: ``extra["agent_call"]`` (a digest of the tool and its
-  input, the same at BeforeTool and AfterTool) keys the context held between them;
-  ``tool_use_id`` stays None, as Gemini sends none.
+- Tool calls carry no id: ``extra["agent_call"]`` (``base.call_key``, a digest of
+  the tool and its input) keys the context held between BeforeTool and AfterTool;
+  AfterTool carries the input the call ran with, so a plugin's rewrite moves the
+  key (``agents._hold``). ``tool_use_id`` stays None, as Gemini sends none.
 - In a headless run SessionStart's context is prepended to the prompt as
   ``<hook_context>…</hook_context>``: BeforeAgent's ``prompt`` is the user's own
   text without it (the whole as ``extra["gemini_prompt"]``), so a keyword in
@@ -27,11 +28,10 @@ Measured with 0.61.0 against a fake model (tests/e2e/test_gemini_e2e.py, issue 3
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
-from omcm_core.agents.base import Agent, Answer, with_output
+from omcm_core.agents.base import Agent, Answer, call_key, with_output
 
 EVENTS = {
     "BeforeTool": "PreToolUse",
@@ -46,12 +46,6 @@ SAME = ("SessionStart", "SessionEnd", "Notification")
 GEMINI_NAMES = {**{claude: gemini for gemini, claude in EVENTS.items()}, **{name: name for name in SAME}}
 
 _HOOK_CONTEXT = re.compile(r"\A(?:<hook_context>.*?</hook_context>\s*)+", re.DOTALL)
-
-
-def call_key(tool_name: object, tool_input: object) -> str:
-    """The key of one tool call, the same at its BeforeTool and AfterTool (Gemini CLI sends no call id)."""
-    text = json.dumps([tool_name, tool_input], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def normalize(payload: dict) -> dict | None:
