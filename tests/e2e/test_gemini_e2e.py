@@ -8,8 +8,10 @@ the first BeforeTool with context Gemini CLI would drop: omcm holds it and gives
 with that call's AfterTool, so the model's next request carries it; the example
 bash-guard (a ``[core] fail_closed`` guard) denies the second in Gemini's own form:
 the marker never appears and the model's next request carries the reason; the
-observer recorded the call that ran. ``omcm uninstall --agent gemini`` then leaves
-the settings file byte for byte as it was.
+observer recorded the call that ran; the project's memory line (memory-rotation at
+SessionStart) is in the first request. ``omcm uninstall --agent gemini`` then leaves
+the settings file byte for byte as it was. A second run leaves the guard's
+interpreter bare (omcm reinstalled elsewhere): the registered command still denies.
 """
 
 from __future__ import annotations
