@@ -194,7 +194,11 @@ def _pre(decision=None, reason=None, context=None):
             {"hookSpecificOutput": {"hookEventName": "BeforeTool", "additionalContext": "hint"}},
         ),
         ("PreToolUse", {"systemMessage": "hi", **_pre("allow", "ok")}, {"systemMessage": "hi"}),
-        ("PostToolUse", {"decision": "block", "reason": "r"}, {"decision": "block", "reason": "r"}),
+        (  # Gemini's AfterTool deny would replace the tool's result; Claude's block only adds the reason
+            "PostToolUse",
+            {"decision": "block", "reason": "r"},
+            {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "r"}},
+        ),
     ],
 )
 def test_gemini_render(event, response, expected):

@@ -43,7 +43,8 @@ def _timeout(event: str) -> float:
 #:    (``uv tool install --reinstall --python X`` keeps the interpreter's path);
 #: 3. no omcm at all: exit 0, and once per session a systemMessage naming
 #:    ``omcm doctor``; with ``fail-closed`` (a ``[core] fail_closed`` guard) a
-#:    PreToolUse/PermissionRequest is denied instead, since a missing guard must keep guarding.
+#:    PreToolUse/PermissionRequest is denied instead, since a missing guard must keep guarding
+#:    (in Gemini CLI's form under ``OMCM_AGENT=gemini``: it ignores Claude's; its command names omcm's event).
 #: Standard library only past step 2, and kept short: it is compiled on every call.
 HOOK_CODE = r"""import sys
 f=sys.argv[1];sys.path[0]=f[:-12]+"_runtime"
@@ -60,6 +61,7 @@ except Exception:p={};s=""
 e=sys.argv[2]if sys.argv[2:]else str(p.get("hook_event_name",""))
 m="omcm cannot run: "+f+" is gone (omcm reinstalled, moved or removed). Run `omcm doctor`, or remove omcm from settings.json."
 g="fail-closed"in sys.argv
+if g and e=="PreToolUse"and os.environ.get("OMCM_AGENT","").strip().lower()=="gemini":print(json.dumps({"decision":"deny","reason":m}));sys.exit(0)
 if g and e=="PreToolUse":print(json.dumps({"hookSpecificOutput":{"hookEventName":e,"permissionDecision":"deny","permissionDecisionReason":m}}));sys.exit(0)
 if g and e=="PermissionRequest":print(json.dumps({"hookSpecificOutput":{"hookEventName":e,"decision":{"behavior":"deny","message":m}}}));sys.exit(0)
 h=os.environ.get("OMCM_HOME")or os.path.expanduser("~/.omcm");n=os.path.join(h,".broken-install-told")

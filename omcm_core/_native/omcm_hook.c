@@ -127,7 +127,12 @@ static void __attribute__((noreturn)) handoff(const char *kind) {
         argv[i + 4] = args[i];
     execv(OMCM_PYTHON, argv);
     /* The interpreter is gone (omcm moved?): fail open, except a guard's PreToolUse, which keeps guarding. */
-    if (n >= 3 && strcmp(args[1], "PreToolUse") == 0 && strcmp(args[n - 1], "fail-closed") == 0)
+    const char *agent = getenv("OMCM_AGENT");
+    if (n >= 3 && strcmp(args[1], "PreToolUse") == 0 && strcmp(args[n - 1], "fail-closed") == 0 && agent &&
+        strcmp(agent, "gemini") == 0) /* Gemini CLI ignores Claude's form: only its own denies */
+        fputs("{\"decision\": \"deny\", \"reason\": \"omcm cannot run (its Python is gone); run `omcm doctor`.\"}\n",
+              stdout);
+    else if (n >= 3 && strcmp(args[1], "PreToolUse") == 0 && strcmp(args[n - 1], "fail-closed") == 0)
         fputs("{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", "
               "\"permissionDecisionReason\": \"omcm cannot run (its Python is gone); run `omcm doctor`.\"}}\n",
               stdout);

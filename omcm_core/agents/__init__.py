@@ -78,6 +78,10 @@ def outgoing(agent: Agent | None, event: Any, reply: Any, home: Path) -> Any:
 
 def _call_key(event: Any) -> tuple[str, str] | None:
     session, call = getattr(event, "session_id", None), getattr(event, "tool_use_id", None)
+    if not call:  # an agent that sends no call id (Gemini CLI) names the call itself, in ``extra``
+        extra = getattr(event, "extra", None)
+        call = extra.get("agent_call") if isinstance(extra, dict) else None
+        call = call if isinstance(call, str) else None
     return (session, call) if session and call else None
 
 
@@ -90,6 +94,15 @@ def _hold(response: dict, event: Any, home: Path) -> dict | None:
         return response
     if specific.get("permissionDecision") == "deny":
         return response
+    updated = specific.get("updatedInput")
+    if isinstance(updated, dict) and not getattr(event, "tool_use_id", None):
+        from omcm_core.agents.base import call_key
+
+        # The after-tool event will carry the input the call ran with: the rewritten one (merged, as Gemini does).
+        key = (
+            key[0],
+            call_key(getattr(event, "tool_name", None), {**(getattr(event, "tool_input", None) or {}), **updated}),
+        )
     from omcm_core.agents import held
 
     try:

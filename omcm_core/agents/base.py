@@ -48,6 +48,15 @@ def with_output(payload: dict, raw_key: str) -> dict:
     return {**payload, "tool_response": {"output": text if text is not None else ""}, raw_key: response}
 
 
+def call_key(tool_name: object, tool_input: object) -> str:
+    """``extra["agent_call"]`` for an agent that sends no call id (Gemini CLI): the same at a call's
+    before- and after-tool events, since both carry the tool and the input it ran with."""
+    import hashlib
+
+    text = json.dumps([tool_name, tool_input], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def identity(payload: dict) -> dict | None:
     return payload
 

@@ -52,13 +52,16 @@ TOOL_KINDS: dict[str, str] = {
 
 
 def kind_of(tool_name: object) -> str:
-    """The canonical kind of ``tool_name`` (``mcp`` for any ``mcp__server__tool``; ``other`` when unknown)."""
+    """The canonical kind of ``tool_name`` (``mcp`` for any ``mcp__server__tool`` or Gemini's
+    ``mcp_server_tool``; ``other`` when unknown)."""
     if not isinstance(tool_name, str):
         return "other"
     kind = TOOL_KINDS.get(tool_name)
     if kind is not None:
         return kind
-    return "mcp" if tool_name.startswith("mcp__") else "other"
+    # Claude Code: mcp__server__tool; Gemini CLI: mcp_server_tool (its docs: the server alias holds no "_").
+    server, _, tool = tool_name[4:].partition("_") if tool_name.startswith("mcp_") else ("", "", "")
+    return "mcp" if tool_name.startswith("mcp__") or (server and tool) else "other"
 
 
 #: Agents with no read tool (Codex CLI: reads are ``cat``, ``sed -n``, ``head``): a shell call of theirs that
