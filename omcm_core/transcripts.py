@@ -7,6 +7,15 @@ this yields a PreToolUse payload, then a PostToolUse (with ``tool_response``)
 or a PostToolUseFailure (with ``error``), with the transcript's session id,
 cwd and tool_use_id. Used by tests, the demo and anyone who wants to feed past
 sessions to their plugins.
+
+Other agents' transcripts (docs/agents.md, "Per-agent state"): Qwen Code's
+``transcript_path`` is a JSONL file of its own (``~/.qwen/projects/<project>/chats/<session>.jsonl``)
+whose lines carry Gemini-style ``message.parts`` (``text``, ``functionCall``,
+``functionResponse``); :func:`claude_entry` turns each into Claude's shape, so
+every reader (replay, unreported tool calls, memory L1, persistent-mode's todo
+list) reads it. Codex rollout files and Gemini chat files have no reader yet:
+their lines are of no type a reader takes, so plugins find nothing there and do
+less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor --agent X`` says).
 """
 
 from __future__ import annotations
@@ -16,6 +25,65 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+
+#: What omcm's transcript readers get from each agent's ``transcript_path`` (a doctor line per agent).
+AGENT_TRANSCRIPTS = {
+    "claude": "transcript read: memory L1, unreported tool calls and persistent-mode's todo list work",
+    "qwen": "transcript read (~/.qwen/projects/…/chats/<session>.jsonl, converted line by line): memory L1, "
+    "unreported tool calls and persistent-mode's todo list (todo_write) work",
+    "codex": "no reader for Codex rollout files yet: no memory L1 is written, no unreported tool calls are "
+    "learnt, persistent-mode continues no todo list",
+    "gemini": "no reader for Gemini CLI chat files yet: no memory L1 is written, no unreported tool calls are "
+    "learnt, persistent-mode continues no todo list",
+}
+#: The session id prefix of a converted Qwen Code line: the dispatcher's edge names its sessions the same way.
+QWEN_SESSION = "qwen:"
+
+
+def claude_entry(entry: dict) -> dict:
+    """A transcript line in Claude Code's shape: Qwen Code's (``message.parts``) converted, any other as it is.
+
+    ``text`` parts become text blocks (a model's ``thought`` parts are left out),
+    ``functionCall`` a ``tool_use``, ``functionResponse`` a ``tool_result`` (``is_error``
+    when its response holds an ``error``); the role ``model`` is ``assistant``, the
+    line type ``tool_result`` is ``user``; the session id gets the ``qwen:`` prefix.
+    """
+    message = entry.get("message")
+    if not isinstance(message, dict) or "content" in message or not isinstance(message.get("parts"), list):
+        return entry
+    blocks: list[dict] = []
+    for part in message["parts"]:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str) and not part.get("thought"):
+            blocks.append({"type": "text", "text": part["text"]})
+        call, answer = part.get("functionCall"), part.get("functionResponse")
+        if isinstance(call, dict):
+            args = call.get("args")
+            block = {"type": "tool_use", "id": call.get("id"), "name": str(call.get("name") or "")}
+            blocks.append({**block, "input": args if isinstance(args, dict) else {}})
+        if isinstance(answer, dict):
+            response = answer.get("response")
+            failed = isinstance(response, dict) and response.get("error") not in (None, "")
+            text = _response_text(response)
+            blocks.append({"type": "tool_result", "tool_use_id": answer.get("id"), "content": text, "is_error": failed})
+    role = "assistant" if message.get("role") == "model" else "user"
+    kind = role if entry.get("type") in ("user", "assistant", "tool_result") else entry.get("type")
+    out = {**entry, "type": kind, "message": {"role": role, "content": blocks}}
+    session = entry.get("sessionId")
+    if isinstance(session, str) and session and not session.startswith(QWEN_SESSION):
+        out["sessionId"] = QWEN_SESSION + session
+    return out
+
+
+def _response_text(response: Any) -> str:
+    if isinstance(response, dict):
+        for key in ("error", "output", "llmContent", "content"):
+            if isinstance(response.get(key), str):
+                return response[key]
+    if isinstance(response, str):
+        return response
+    return json.dumps(response, ensure_ascii=False, default=str)[:100_000]
 
 
 def message_blocks(message: Any) -> list[dict]:
@@ -81,8 +149,8 @@ def _jsonl_lines(fh: BinaryIO, max_bytes: int | None) -> Iterator[dict]:
 
 
 def transcript_entries(path: Path) -> Iterator[dict]:
-    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
-    return read_jsonl(path)
+    """The JSON objects of a transcript, one per line, in Claude Code's shape; damaged lines are skipped."""
+    return (claude_entry(entry) for entry in read_jsonl(path))
 
 
 def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dict[str, Any]]:

@@ -62,8 +62,12 @@ def install(
     guard: bool = False,
     on_failure: bool = False,
     matchers: Mapping[str, str] | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """Add one omcm hook entry per event (``matchers``: its tool matcher, see ``matchers.py``); idempotent. Returns what was added and what was rewritten.
+
+    ``agent``: another coding agent whose settings file has Claude Code's shape (Qwen Code): each command
+    names it (``OMCM_AGENT=NAME``) and the manifest records it, so a re-registration keeps it.
 
     An entry omcm added before (its manifest) whose command or fields changed (omcm
     moved to another Python, a guard added) is rewritten in place, not doubled.
@@ -82,7 +86,7 @@ def install(
         base = native_client.prepare(home, settings)  # the native client's argv, or None: the Python one
     new, rewritten = [], []
     for event in events:
-        entry = hook_entry(event, base, guard, on_failure)
+        entry = hook_entry(event, base, guard, on_failure, agent)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InstallError(f"{settings}: hooks.{event} is not a list; omcm will not touch it")
@@ -127,6 +131,8 @@ def install(
         manifest["files"] = previous.get("files", [])
     if created:
         manifest["created"] = created
+    if agent and agent != "claude":
+        manifest["agent"] = agent
     atomic_write_json(manifest_file, manifest)
     atomic_write_bytes(settings, new_bytes, mode)
     return {"settings": str(settings), "added": new, "rewritten": rewritten}

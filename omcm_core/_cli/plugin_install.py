@@ -87,7 +87,9 @@ def reregister(inv: Invocation) -> int:
         return 0
     worst = 0
     for path in paths:
-        proc = subprocess.run([sys.executable, "-m", "omcm_core", "install", "--settings", str(path)], env=inv.env)
+        from omcm_core._cli.settings_file import reinstall_argv  # another agent's file keeps its --agent
+
+        proc = subprocess.run([sys.executable, "-m", "omcm_core", *reinstall_argv(inv.home, path)], env=inv.env)
         worst = max(worst, proc.returncode)
     return worst
 

@@ -110,7 +110,9 @@ def main() -> int:
     logger.info("repair_started", why=why, settings=[str(f) for f in files])
     worst = 0
     for path in files:
-        argv = [sys.executable, "-m", "omcm_core", "install", "--settings", str(path)]
+        from omcm_core._cli.settings_file import reinstall_argv  # another agent's file keeps its --agent
+
+        argv = [sys.executable, "-m", "omcm_core", *reinstall_argv(inv.home, path)]
         done = subprocess.run(argv, env=inv.env, capture_output=True, text=True, timeout=600)
         worst = max(worst, done.returncode)
     removed = native_client.prune(inv.home)

@@ -32,6 +32,21 @@ def _manifest_path(home: Path, settings: Path) -> Path:
     return ensure_private_dir(home / "installs") / f"{digest}.json"
 
 
+def agent_of(home: Path, settings: Path) -> str:
+    """The coding agent ``omcm install`` registered in ``settings`` for (its manifest's ``agent``; ``claude``)."""
+    try:
+        agent = json.loads(_manifest_path(home, _through_links(settings)).read_text()).get("agent")
+    except (OSError, ValueError, AttributeError):
+        return "claude"
+    return agent if isinstance(agent, str) and agent else "claude"
+
+
+def reinstall_argv(home: Path, settings: Path) -> list[str]:
+    """``omcm`` arguments that register omcm again in ``settings``, for the agent it was registered for."""
+    agent = agent_of(home, settings)
+    return ["install", "--settings", str(settings), *(["--agent", agent] if agent != "claude" else [])]
+
+
 def _through_links(settings: Path) -> Path:
     """The file to change: a symlinked settings.json (dotfiles) is written where it points, and stays a link."""
     return Path(os.path.realpath(settings))

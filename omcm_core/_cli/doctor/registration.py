@@ -116,9 +116,12 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
             files[path] = scope
     for manifest in sorted((probe.home / "installs").glob("*.json")):
         try:
-            path = Path(json.loads(manifest.read_text())["settings"])
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(manifest.read_text())
+            path = Path(data["settings"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
+        if data.get("agent", "claude") != "claude":
+            continue  # another agent's file: its own doctor section (`omcm doctor --agent NAME`)
         if path.exists() and path.resolve() not in {p.resolve() for p in files}:
             files[path] = "other"
     return files
