@@ -11,17 +11,20 @@ sessions to their plugins.
 Other agents' transcripts (docs/agents.md, "Per-agent state"): Qwen Code's
 ``transcript_path`` is a JSONL file of its own (``~/.qwen/projects/<project>/chats/<session>.jsonl``)
 whose lines carry Gemini-style ``message.parts`` (``text``, ``functionCall``,
-``functionResponse``); :func:`claude_entry` turns each into Claude's shape, so
-every reader (replay, unreported tool calls, memory L1, persistent-mode's todo
-list) reads it. Codex rollout files and Gemini chat files have no reader yet:
-their lines are of no type a reader takes, so plugins find nothing there and do
-less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor --agent X`` says).
+``functionResponse``); Codex CLI's is a rollout file (``~/.codex/sessions/…/rollout-*.jsonl``)
+of ``response_item`` lines (``message``, ``function_call``, ``function_call_output``).
+:func:`claude_entry` turns each into Claude's shape, so every reader (replay,
+unreported tool calls, memory L1, persistent-mode's todo list) reads them. Gemini
+CLI's chat files are one JSON document, not lines: no reader yet, so plugins
+find nothing there and do less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor
+--agent X`` says).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -31,8 +34,8 @@ AGENT_TRANSCRIPTS = {
     "claude": "transcript read: memory L1, unreported tool calls and persistent-mode's todo list work",
     "qwen": "transcript read (~/.qwen/projects/…/chats/<session>.jsonl, converted line by line): memory L1, "
     "unreported tool calls and persistent-mode's todo list (todo_write) work",
-    "codex": "no reader for Codex rollout files yet: no memory L1 is written, no unreported tool calls are "
-    "learnt, persistent-mode continues no todo list",
+    "codex": "transcript read (~/.codex/sessions/…/rollout-*.jsonl, converted line by line): memory L1 and "
+    "unreported tool calls work; persistent-mode continues no todo list (Codex keeps its plan out of the file)",
     "gemini": "no reader for Gemini CLI chat files yet: no memory L1 is written, no unreported tool calls are "
     "learnt, persistent-mode continues no todo list",
 }
@@ -48,6 +51,8 @@ def claude_entry(entry: dict) -> dict:
     when its response holds an ``error``); the role ``model`` is ``assistant``, the
     line type ``tool_result`` is ``user``; the session id gets the ``qwen:`` prefix.
     """
+    if entry.get("type") == "response_item" and isinstance(entry.get("payload"), dict):
+        return _codex_entry(entry)
     message = entry.get("message")
     if not isinstance(message, dict) or "content" in message or not isinstance(message.get("parts"), list):
         return entry
@@ -74,6 +79,45 @@ def claude_entry(entry: dict) -> dict:
     if isinstance(session, str) and session and not session.startswith(QWEN_SESSION):
         out["sessionId"] = QWEN_SESSION + session
     return out
+
+
+#: Context Codex CLI writes into the conversation as a user's message (``<environment_context>``…): no prompt.
+_CODEX_INJECTED = re.compile(r"\A\s*<([a-z_]+)>.*</\1>\s*\Z", re.DOTALL)
+_EXIT = re.compile(r"^Process exited with code ([0-9]+)$", re.MULTILINE)
+
+
+def _codex_entry(entry: dict) -> dict:
+    """A Codex rollout ``response_item`` in Claude's shape: a message, a function call or its output.
+
+    Other items (reasoning, session metadata, token counts, events) are left as they are, of no type a
+    reader takes. A call's output ``is_error`` when it says the process exited with a code other than 0.
+    """
+    item = entry["payload"]
+    kind, role, blocks = item.get("type"), "assistant", []
+    if kind == "message" and item.get("role") in ("user", "assistant"):
+        role = item["role"]
+        for part in item.get("content") if isinstance(item.get("content"), list) else []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and not (role == "user" and _CODEX_INJECTED.match(text)):
+                blocks.append({"type": "text", "text": text})
+        if not blocks:
+            return entry
+    elif kind in ("function_call", "custom_tool_call"):
+        raw = item.get("arguments") if kind == "function_call" else item.get("input")
+        try:
+            args = json.loads(raw) if kind == "function_call" and isinstance(raw, str) else {"input": raw}
+        except ValueError:
+            args = {"arguments": raw}
+        block = {"type": "tool_use", "id": item.get("call_id"), "name": str(item.get("name") or "")}
+        blocks.append({**block, "input": args if isinstance(args, dict) else {"arguments": args}})
+    elif kind in ("function_call_output", "custom_tool_call_output"):
+        role, text = "user", _response_text(item.get("output"))
+        code = _EXIT.search(text[:2000])
+        failed = bool(code and code.group(1) != "0")
+        blocks.append({"type": "tool_result", "tool_use_id": item.get("call_id"), "content": text, "is_error": failed})
+    else:
+        return entry
+    return {"type": role, "timestamp": entry.get("timestamp"), "message": {"role": role, "content": blocks}}
 
 
 def _response_text(response: Any) -> str:

@@ -238,10 +238,94 @@ def test_persistent_mode_continues_a_qwen_sessions_todo_list(tmp_path):
     assert out["decision"] == "block" and "Next task: Write the docs" in out["reason"]
 
 
+def codex_item(payload: dict) -> dict:
+    """One ``response_item`` line of a Codex CLI rollout file."""
+    return {"timestamp": OLD, "ordinal": 1, "type": "response_item", "payload": payload}
+
+
+def codex_session() -> list[dict]:
+    """A Codex rollout: metadata, injected context, a prompt, a failing and a passing shell call, the answer."""
+    return [
+        {"timestamp": OLD, "type": "session_meta", "payload": {"id": SID, "cwd": "/p", "cli_version": "0.171.0"}},
+        codex_item({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]}),
+        codex_item(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>"}
+                ],
+            }
+        ),
+        codex_item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        codex_item({"type": "reasoning", "summary": []}),
+        codex_item(
+            {"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "exit 3"}', "call_id": "c1"}
+        ),
+        codex_item(
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": "Chunk ID: 1\nProcess exited with code 3\nOutput:\n",
+            }
+        ),
+        codex_item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c2"}),
+        codex_item(
+            {"type": "function_call_output", "call_id": "c2", "output": "Process exited with code 0\nOutput:\na\n"}
+        ),
+        codex_item({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "c3"}),
+        codex_item({"type": "custom_tool_call_output", "call_id": "c3", "output": "Done"}),
+        codex_item(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "All done here, finally."}],
+            }
+        ),
+        {
+            "timestamp": OLD,
+            "type": "event_msg",
+            "payload": {"type": "task_complete", "last_agent_message": "All done."},
+        },
+    ]
+
+
+def test_replay_and_unreported_calls_read_a_codex_rollout(tmp_path):
+    path = write(tmp_path / "rollout-2026-11-26T16-56-32.jsonl", codex_session())
+    payloads = list(replay_transcript(path))
+    assert [(p["hook_event_name"], p["tool_name"]) for p in payloads] == [
+        ("PreToolUse", "exec_command"),
+        ("PostToolUseFailure", "exec_command"),
+        ("PreToolUse", "exec_command"),
+        ("PostToolUse", "exec_command"),
+        ("PreToolUse", "apply_patch"),
+        ("PostToolUse", "apply_patch"),
+    ]
+    assert payloads[0]["tool_input"] == {"cmd": "exit 3"} and payloads[4]["tool_input"] == {"input": "*** Begin Patch"}
+    store = Store(tmp_path / "home")
+    try:
+        calls = transcript_tail.unreported_calls(store, "guide", [str(path)], settled=True)
+    finally:
+        store.close()
+    assert [(c.tool_use_id, c.is_error) for c in calls] == [("c1", True), ("c2", False), ("c3", False)]
+
+
+def test_memory_l1_reads_a_codex_rollout_without_its_injected_context(tmp_path):
+    pytest.importorskip("omcm_memory_rotation")
+    from omcm_memory_rotation.l1 import messages
+
+    path = write(tmp_path / "rollout.jsonl", codex_session())
+    assert [(m["role"], m["content"]) for m in messages(path)] == [
+        ("user", "go"),
+        ("assistant", "All done here, finally."),
+    ]
+
+
 def test_a_transcript_no_reader_knows_gives_nothing_and_no_error(tmp_path):
-    """A Codex rollout line: of no type a reader takes; every reader finds nothing, none fails."""
-    rollout = [{"timestamp": OLD, "type": "response_item", "payload": {"type": "function_call", "name": "shell"}}]
-    path = write(tmp_path / "rollout.jsonl", rollout)
+    """A Gemini CLI chat file is one JSON document, not lines: every reader finds nothing, none fails."""
+    chat = {"sessionId": SID, "messages": [{"type": "user", "content": [{"text": "hi"}]}]}
+    path = tmp_path / "session-2026-11-26.json"
+    path.write_text(json.dumps(chat, indent=2))
     assert list(replay_transcript(path)) == []
     store = Store(tmp_path / "home")
     try:
@@ -249,7 +333,7 @@ def test_a_transcript_no_reader_knows_gives_nothing_and_no_error(tmp_path):
     finally:
         store.close()
     proc = run_hook(
-        {**pre_tool_payload("Bash", {"command": "ls"}), "transcript_path": str(path)},
-        {"OMCM_HOME": str(tmp_path / "h"), "OMCM_LOAD_PLUGINS": "pre-tool-guide", "OMCM_AGENT": "codex"},
+        {**pre_tool_payload("run_shell_command", {"command": "ls"}), "transcript_path": str(path)},
+        {"OMCM_HOME": str(tmp_path / "h"), "OMCM_LOAD_PLUGINS": "pre-tool-guide", "OMCM_AGENT": "qwen"},
     )
     assert proc.returncode == 0  # strict run_hook: no plugin failed

@@ -115,9 +115,10 @@ def _manifest(home: Path, path: Path) -> tuple[Path, dict | None]:
 
     manifest_file = _manifest_path(home, _through_links(path))
     try:
-        return manifest_file, json.loads(manifest_file.read_text())
+        manifest = json.loads(manifest_file.read_text())
     except (OSError, ValueError):
         return manifest_file, None
+    return manifest_file, manifest if isinstance(manifest, dict) else None
 
 
 def _untouched(home: Path, path: Path) -> bool:
@@ -127,7 +128,7 @@ def _untouched(home: Path, path: Path) -> bool:
         current = Path(path).resolve().read_bytes()
     except OSError:
         return False
-    return bool(manifest) and hashlib.sha256(current).hexdigest() == manifest.get("installed_sha256")
+    return manifest is not None and hashlib.sha256(current).hexdigest() == manifest.get("installed_sha256")
 
 
 def _mcp(home: Path, path: Path, register: bool) -> str | None:
@@ -157,7 +158,7 @@ def _mcp(home: Path, path: Path, register: bool) -> str | None:
         data.setdefault("mcpServers", {})[mcp.NAME] = entry
         message = f"omcm mcp registered with Qwen Code in {path}"
     else:
-        if current is None:
+        if current is None or not isinstance(servers, dict):
             return None
         del servers[mcp.NAME]
         if not servers:
