@@ -200,3 +200,23 @@ def test_install_with_no_hook_qwen_fires_registers_nothing(user):
     proc = omcm({**env, "OMCM_LOAD_PLUGINS": "none-such"}, "install", "--agent", "qwen", ok=False)
     assert proc.returncode == 1 and "nothing to register" in proc.stderr
     assert not (home / ".qwen").exists()
+
+
+def test_a_broken_or_linked_settings_file(user, tmp_path):
+    """Bad JSON is refused with the reason and left as it is; a dotfiles link is written through and stays a link."""
+    home, env = user
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"model": ')
+    proc = omcm(env, "install", "--agent", "qwen", ok=False)
+    assert proc.returncode == 2 and "is not valid JSON" in proc.stderr
+    assert settings.read_bytes() == b'{"model": '
+    settings.unlink()
+    target = tmp_path / "dotfiles" / "qwen-settings.json"
+    target.parent.mkdir()
+    target.write_bytes(ORIGINAL)
+    settings.symlink_to(target)
+    omcm(env, "install", "--agent", "qwen")
+    assert settings.is_symlink() and "PreToolUse" in hooks_of(target)
+    omcm(env, "uninstall", "--agent", "qwen")
+    assert settings.is_symlink() and target.read_bytes() == ORIGINAL
