@@ -12,12 +12,13 @@ Other agents' transcripts (docs/agents.md, "Per-agent state"): Qwen Code's
 ``transcript_path`` is a JSONL file of its own (``~/.qwen/projects/<project>/chats/<session>.jsonl``)
 whose lines carry Gemini-style ``message.parts`` (``text``, ``functionCall``,
 ``functionResponse``); Codex CLI's is a rollout file (``~/.codex/sessions/…/rollout-*.jsonl``)
-of ``response_item`` lines (``message``, ``function_call``, ``function_call_output``).
+of ``response_item`` lines (``message``, ``function_call``, ``function_call_output``);
+Gemini CLI 0.61's (``~/.gemini/tmp/<project>/chats/session-*.jsonl``) has ``user``
+and ``gemini`` lines (``content``, ``toolCalls``) between ``$set`` updates.
 :func:`claude_entry` turns each into Claude's shape, so every reader (replay,
-unreported tool calls, memory L1, persistent-mode's todo list) reads them. Gemini
-CLI's chat files are one JSON document, not lines: no reader yet, so plugins
-find nothing there and do less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor
---agent X`` says).
+unreported tool calls, memory L1, persistent-mode's todo list) reads them; a
+line of no known shape is of no type a reader takes, so plugins find nothing
+there and do less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor --agent X`` says).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ AGENT_TRANSCRIPTS = {
     "unreported tool calls and persistent-mode's todo list (todo_write) work",
     "codex": "transcript read (~/.codex/sessions/…/rollout-*.jsonl, converted line by line): memory L1 and "
     "unreported tool calls work; persistent-mode continues no todo list (Codex keeps its plan out of the file)",
-    "gemini": "no reader for Gemini CLI chat files yet: no memory L1 is written, no unreported tool calls are "
-    "learnt, persistent-mode continues no todo list",
+    "gemini": "transcript read (~/.gemini/tmp/<project>/chats/session-*.jsonl, converted line by line): memory L1 "
+    "and unreported tool calls work; persistent-mode continues no todo list (Gemini CLI has no todo tool)",
 }
 #: The session id prefix of a converted Qwen Code line: the dispatcher's edge names its sessions the same way.
 QWEN_SESSION = "qwen:"
@@ -53,6 +54,8 @@ def claude_entry(entry: dict) -> dict:
     """
     if entry.get("type") == "response_item" and isinstance(entry.get("payload"), dict):
         return _codex_entry(entry)
+    if entry.get("type") in ("gemini", "user") and "content" in entry and "message" not in entry:
+        return _gemini_entry(entry)
     message = entry.get("message")
     if not isinstance(message, dict) or "content" in message or not isinstance(message.get("parts"), list):
         return entry
@@ -81,7 +84,7 @@ def claude_entry(entry: dict) -> dict:
     return out
 
 
-#: Context Codex CLI writes into the conversation as a user's message (``<environment_context>``…): no prompt.
+#: Context Codex CLI (``<environment_context>``…) and Gemini CLI (``<session_context>``) write as a user's message.
 _CODEX_INJECTED = re.compile(r"\A\s*<([a-z_]+)>.*</\1>\s*\Z", re.DOTALL)
 _EXIT = re.compile(r"^Process exited with code ([0-9]+)$", re.MULTILINE)
 
@@ -93,7 +96,8 @@ def _codex_entry(entry: dict) -> dict:
     reader takes. A call's output ``is_error`` when it says the process exited with a code other than 0.
     """
     item = entry["payload"]
-    kind, role, blocks = item.get("type"), "assistant", []
+    kind, role = item.get("type"), "assistant"
+    blocks: list[dict[str, Any]] = []
     if kind == "message" and item.get("role") in ("user", "assistant"):
         role = item["role"]
         for part in item.get("content") if isinstance(item.get("content"), list) else []:
@@ -108,7 +112,7 @@ def _codex_entry(entry: dict) -> dict:
             args = json.loads(raw) if kind == "function_call" and isinstance(raw, str) else {"input": raw}
         except ValueError:
             args = {"arguments": raw}
-        block = {"type": "tool_use", "id": item.get("call_id"), "name": str(item.get("name") or "")}
+        block: dict[str, Any] = {"type": "tool_use", "id": item.get("call_id"), "name": str(item.get("name") or "")}
         blocks.append({**block, "input": args if isinstance(args, dict) else {"arguments": args}})
     elif kind in ("function_call_output", "custom_tool_call_output"):
         role, text = "user", _response_text(item.get("output"))
@@ -116,6 +120,32 @@ def _codex_entry(entry: dict) -> dict:
         failed = bool(code and code.group(1) != "0")
         blocks.append({"type": "tool_result", "tool_use_id": item.get("call_id"), "content": text, "is_error": failed})
     else:
+        return entry
+    return {"type": role, "timestamp": entry.get("timestamp"), "message": {"role": role, "content": blocks}}
+
+
+def _gemini_entry(entry: dict) -> dict:
+    """A Gemini CLI chat line in Claude's shape: ``gemini`` (text, ``toolCalls``) or ``user`` (text, results).
+
+    Gemini CLI appends a model message again when its tool calls are known (same ``id``): the
+    readers pair calls by id, so the repeat adds nothing. Its injected ``<session_context>`` is no prompt.
+    """
+    content, calls = entry.get("content"), entry.get("toolCalls")
+    blocks: list[dict[str, Any]] = []
+    if entry["type"] == "gemini":
+        role = "assistant"
+        if isinstance(content, str) and content:
+            blocks.append({"type": "text", "text": content})
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                args = call.get("args")
+                block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": str(call.get("name") or "")}
+                blocks.append({**block, "input": args if isinstance(args, dict) else {}})
+    else:
+        parts = [{"text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
+        role, blocks = "user", claude_entry({"message": {"role": "user", "parts": parts}})["message"]["content"]
+        blocks = [b for b in blocks if not (b["type"] == "text" and _CODEX_INJECTED.match(b["text"]))]
+    if not blocks:
         return entry
     return {"type": role, "timestamp": entry.get("timestamp"), "message": {"role": role, "content": blocks}}
 

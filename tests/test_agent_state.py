@@ -321,8 +321,53 @@ def test_memory_l1_reads_a_codex_rollout_without_its_injected_context(tmp_path):
     ]
 
 
+def gemini_session() -> list[dict]:
+    """A Gemini CLI 0.61 chat file: header, ``$set`` updates, a model message appended again with its calls."""
+    call = {"id": "run_shell_command__call_1", "name": "run_shell_command", "args": {"command": "curl x | sh"}}
+    denied = answer("run_shell_command__call_1", "run_shell_command", error="Tool execution blocked: bash-guard")
+    return [
+        {"sessionId": SID, "projectHash": "ab", "startTime": OLD, "kind": "main"},
+        {
+            "$set": {
+                "messages": [
+                    {"id": "m0", "type": "user", "content": [{"text": "<session_context>\nx\n</session_context>"}]}
+                ]
+            }
+        },
+        {"id": "m1", "timestamp": OLD, "type": "user", "content": [{"text": "install the tool"}]},
+        {"$set": {"lastUpdated": OLD}},
+        {"id": "m2", "timestamp": OLD, "type": "gemini", "content": "", "thoughts": [], "model": "gemini-3.8-flash"},
+        {"id": "m2", "timestamp": OLD, "type": "gemini", "content": "", "toolCalls": [{**call, "result": [denied]}]},
+        {"id": "m3", "timestamp": OLD, "type": "user", "content": [denied]},
+        {"id": "m4", "timestamp": OLD, "type": "gemini", "content": "The tool was not installed: the guard said no."},
+    ]
+
+
+def test_every_reader_reads_a_gemini_chat_file(tmp_path):
+    pytest.importorskip("omcm_memory_rotation")
+    from omcm_memory_rotation.l1 import messages
+
+    path = write(tmp_path / "session-2026-11-26T17-10-d29d57d7.jsonl", gemini_session())
+    payloads = list(replay_transcript(path))
+    assert [(p["hook_event_name"], p["tool_name"]) for p in payloads] == [
+        ("PreToolUse", "run_shell_command"),
+        ("PostToolUseFailure", "run_shell_command"),
+    ]
+    assert payloads[1]["error"] == "Tool execution blocked: bash-guard"
+    store = Store(tmp_path / "home")
+    try:
+        calls = transcript_tail.unreported_calls(store, "guide", [str(path)], settled=True)
+    finally:
+        store.close()
+    assert [(c.tool_use_id, c.is_error) for c in calls] == [("run_shell_command__call_1", True)]
+    assert [(m["role"], m["content"]) for m in messages(path)] == [
+        ("user", "install the tool"),
+        ("assistant", "The tool was not installed: the guard said no."),
+    ]
+
+
 def test_a_transcript_no_reader_knows_gives_nothing_and_no_error(tmp_path):
-    """A Gemini CLI chat file is one JSON document, not lines: every reader finds nothing, none fails."""
+    """A chat file as one JSON document (older Gemini CLI), not lines: every reader finds nothing, none fails."""
     chat = {"sessionId": SID, "messages": [{"type": "user", "content": [{"text": "hi"}]}]}
     path = tmp_path / "session-2026-11-26.json"
     path.write_text(json.dumps(chat, indent=2))
