@@ -220,3 +220,19 @@ def test_a_broken_or_linked_settings_file(user, tmp_path):
     assert settings.is_symlink() and "PreToolUse" in hooks_of(target)
     omcm(env, "uninstall", "--agent", "qwen")
     assert settings.is_symlink() and target.read_bytes() == ORIGINAL
+
+
+def test_project_scope_writes_the_projects_qwen_settings_and_refuses_a_link(user, tmp_path):
+    home, env = user
+    project = tmp_path / "project"
+    project.mkdir()
+    omcm(env, "install", "--agent", "qwen", "--scope", "project", "--project-dir", project)
+    assert hooks_of(project / ".qwen" / "settings.json") and not (home / ".qwen").exists()
+    omcm(env, "uninstall", "--agent", "qwen", "--scope", "project", "--project-dir", project)
+    assert not (project / ".qwen").exists()  # omcm made the folder and the file: both gone
+    (tmp_path / "secret").mkdir()
+    (project / ".qwen").symlink_to(tmp_path / "secret")
+    proc = omcm(env, "install", "--agent", "qwen", "--scope", "project", "--project-dir", project, ok=False)
+    assert proc.returncode == 2 and "is a link" in proc.stderr and not any((tmp_path / "secret").iterdir())
+    local = omcm(env, "install", "--agent", "qwen", "--scope", "local", ok=False)
+    assert "no local settings file" in local.stderr

@@ -25,14 +25,32 @@ PREFIX = f"OMCM_AGENT={AGENT} "
 FIX = "omcm install --agent qwen"
 
 
-def settings_file(env: Mapping[str, str], explicit: str | None = None) -> Path:
-    """The settings.json Qwen Code reads: ``--settings``, else ``$QWEN_HOME`` or ``~/.qwen``."""
-    if explicit:
-        return Path(explicit)
+def settings_file(env: Mapping[str, str]) -> Path:
+    """The user's settings.json Qwen Code reads: ``$QWEN_HOME/settings.json``, else ``~/.qwen/settings.json``."""
     folder = env.get("QWEN_HOME")
     if folder:
         return Path(folder).expanduser() / "settings.json"
     return Path(env.get("HOME") or Path.home()) / ".qwen" / "settings.json"
+
+
+def target(args: argparse.Namespace, inv: Invocation) -> Path:
+    """The file ``install``/``uninstall`` change: ``--settings``, ``--scope project`` (the project's
+    ``.qwen/settings.json``, which Qwen Code merges over the user's) or the user's file."""
+    from omcm_core._cli.settings_file import InstallError
+
+    if getattr(args, "settings", None):
+        return Path(inv.cwd, args.settings)
+    scope = getattr(args, "scope", "user")
+    if scope == "local":
+        raise InstallError("Qwen Code has no local settings file: use --scope project, or name one with --settings")
+    if scope != "project":
+        return settings_file(inv.env)
+    project = Path(inv.cwd, getattr(args, "project_dir", None) or ".")
+    if not project.is_dir():
+        raise InstallError(f"--project-dir {project}: no such folder")
+    if (project / ".qwen").is_symlink():  # an untrusted repository's .qwen -> ~/.ssh must not be written into
+        raise InstallError(f"{project / '.qwen'} is a link; omcm writes only into a project's own .qwen folder")
+    return project / ".qwen" / "settings.json"
 
 
 def plan(hooks: set[str]) -> tuple[list[str], list[str]]:
@@ -48,13 +66,13 @@ def install(args: argparse.Namespace, inv: Invocation, hooks: set[str]) -> int:
     from omcm_core._cli import install as claude
     from omcm_core.config import CoreConfig
 
-    path = settings_file(inv.env, getattr(args, "settings", None))
     events, lacking = plan(hooks)
     if not events:
         print("omcm: no installed plugin implements a hook Qwen Code fires; nothing to register.", file=sys.stderr)
         return 1
     guard = bool(inv.config.section("core", CoreConfig).fail_closed)
     try:
+        path = target(args, inv)
         result = claude.install(inv.home, path, events, guard=guard, agent=AGENT)
         mcp = _mcp(inv.home, path, register=bool(inv.manager.implementations("mcp_tools")))
     except (claude.InstallError, OSError) as exc:
@@ -88,8 +106,8 @@ def notes(lacking: list[str], events: list[str]) -> list[str]:
 def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     from omcm_core._cli import install as claude
 
-    path = settings_file(inv.env, getattr(args, "settings", None))
     try:
+        path = target(args, inv)
         created = claude.created_paths(inv.home, path)  # ~/.qwen, when omcm made it
         if not _untouched(inv.home, path):  # untouched: the original bytes come back, without the MCP entry
             _mcp(inv.home, path, register=False)
