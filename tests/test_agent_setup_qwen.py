@@ -176,6 +176,29 @@ def test_doctor_has_a_qwen_section_that_says_what_is_off(user):
     assert checks["qwen.missing"]["fix"] == "omcm install --agent qwen"
 
 
+def test_doctor_checks_the_mcp_server_registered_with_qwen(user, tmp_path):
+    home, env = user
+    env = {**env, "OMCM_LOAD_PLUGINS": "tool-counter,notepad"}  # notepad gives MCP tools
+    settings = home / ".qwen" / "settings.json"
+
+    def mcp_check() -> dict:
+        out = json.loads(omcm(env, "doctor", "--agent", "qwen", "--json", ok=False).stdout)
+        return {c["id"]: c for c in {s["name"]: s for s in out["sections"]}["Qwen Code"]["checks"]}["qwen.mcp"]
+
+    omcm(env, "install", "--agent", "qwen")
+    assert mcp_check()["level"] == "ok"
+    data = json.loads(settings.read_text())
+    data["mcpServers"]["omcm"]["command"] = str(tmp_path / "gone" / "omcm")
+    settings.write_text(json.dumps(data))
+    gone = mcp_check()
+    assert gone["level"] == "error" and "gone" in gone["message"] and gone["fix"] == "omcm install --agent qwen"
+    omcm(env, "install", "--agent", "qwen")  # the fix: omcm's own entry is written again
+    assert mcp_check()["level"] == "ok"
+    del data["mcpServers"]
+    settings.write_text(json.dumps(data))
+    assert mcp_check()["level"] == "warning"
+
+
 @pytest.mark.parametrize(
     ("hooks", "events", "lacking"),
     [

@@ -229,7 +229,35 @@ def doctor(probe: Probe) -> Iterable[Check]:
             "which is not registered: it is lost",
             fix=FIX,
         )
+    yield from _mcp_server(probe, path)
     yield from _plugins_doing_less(probe)
+
+
+def _mcp_server(probe: Probe, path: Path) -> Iterator[Check]:
+    """``omcm mcp`` in Qwen Code's ``mcpServers``: there when plugins give MCP tools, and still runnable."""
+    import os
+
+    from omcm_core._cli import mcp_registration as mcp
+    from omcm_core._cli.settings_file import InstallError, _load
+
+    try:
+        _raw, data = _load(path)
+    except InstallError as exc:
+        yield error("qwen.settings", str(exc))
+        return
+    servers = data.get("mcpServers")
+    entry = servers.get(mcp.NAME) if isinstance(servers, dict) else None
+    if entry is None:
+        if probe.manager.implementations("mcp_tools"):
+            yield warning(
+                "qwen.mcp", "omcm mcp is not registered: plugins' MCP tools are not offered in Qwen Code", fix=FIX
+            )
+    elif not mcp.ours(entry):
+        yield info("qwen.mcp", f"mcpServers.{mcp.NAME} is a server of your own (omcm leaves it alone)")
+    elif not os.path.exists(str(entry.get("command", ""))):
+        yield error("qwen.mcp", f"omcm mcp is registered with a program that is gone ({entry.get('command')})", fix=FIX)
+    else:
+        yield ok("qwen.mcp", "omcm mcp is registered with Qwen Code")
 
 
 def _commands(found: list[tuple[str, str]]) -> Iterator[Check]:
