@@ -7,15 +7,157 @@ this yields a PreToolUse payload, then a PostToolUse (with ``tool_response``)
 or a PostToolUseFailure (with ``error``), with the transcript's session id,
 cwd and tool_use_id. Used by tests, the demo and anyone who wants to feed past
 sessions to their plugins.
+
+Other agents' transcripts (docs/agents.md, "Per-agent state"): Qwen Code's
+``transcript_path`` is a JSONL file of its own (``~/.qwen/projects/<project>/chats/<session>.jsonl``)
+whose lines carry Gemini-style ``message.parts`` (``text``, ``functionCall``,
+``functionResponse``); Codex CLI's is a rollout file (``~/.codex/sessions/…/rollout-*.jsonl``)
+of ``response_item`` lines (``message``, ``function_call``, ``function_call_output``);
+Gemini CLI 0.61's (``~/.gemini/tmp/<project>/chats/session-*.jsonl``) has ``user``
+and ``gemini`` lines (``content``, ``toolCalls``) between ``$set`` updates.
+:func:`claude_entry` turns each into Claude's shape, so every reader (replay,
+unreported tool calls, memory L1, persistent-mode's todo list) reads them; a
+line of no known shape is of no type a reader takes, so plugins find nothing
+there and do less (:data:`AGENT_TRANSCRIPTS` is what ``omcm doctor --agent X`` says).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+
+#: What omcm's transcript readers get from each agent's ``transcript_path`` (a doctor line per agent).
+AGENT_TRANSCRIPTS = {
+    "claude": "transcript read: memory L1, unreported tool calls and persistent-mode's todo list work",
+    "qwen": "transcript read (~/.qwen/projects/…/chats/<session>.jsonl, converted line by line): memory L1, "
+    "unreported tool calls and persistent-mode's todo list (todo_write) work",
+    "codex": "transcript read (~/.codex/sessions/…/rollout-*.jsonl, converted line by line): memory L1 and "
+    "unreported tool calls work; persistent-mode continues no todo list (Codex keeps its plan out of the file)",
+    "gemini": "transcript read (~/.gemini/tmp/<project>/chats/session-*.jsonl, converted line by line): memory L1 "
+    "and unreported tool calls work; persistent-mode continues no todo list (Gemini CLI has no todo tool)",
+}
+#: The session id prefix of a converted Qwen Code line: the dispatcher's edge names its sessions the same way.
+QWEN_SESSION = "qwen:"
+
+
+def claude_entry(entry: dict) -> dict:
+    """A transcript line in Claude Code's shape: Qwen Code's (``message.parts``) converted, any other as it is.
+
+    ``text`` parts become text blocks (a model's ``thought`` parts are left out),
+    ``functionCall`` a ``tool_use``, ``functionResponse`` a ``tool_result`` (``is_error``
+    when its response holds an ``error``); the role ``model`` is ``assistant``, the
+    line type ``tool_result`` is ``user``; the session id gets the ``qwen:`` prefix.
+    """
+    if entry.get("type") == "response_item" and isinstance(entry.get("payload"), dict):
+        return _codex_entry(entry)
+    if entry.get("type") in ("gemini", "user") and "content" in entry and "message" not in entry:
+        return _gemini_entry(entry)
+    message = entry.get("message")
+    if not isinstance(message, dict) or "content" in message or not isinstance(message.get("parts"), list):
+        return entry
+    blocks: list[dict] = []
+    for part in message["parts"]:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str) and not part.get("thought"):
+            blocks.append({"type": "text", "text": part["text"]})
+        call, answer = part.get("functionCall"), part.get("functionResponse")
+        if isinstance(call, dict):
+            args = call.get("args")
+            block = {"type": "tool_use", "id": call.get("id"), "name": str(call.get("name") or "")}
+            blocks.append({**block, "input": args if isinstance(args, dict) else {}})
+        if isinstance(answer, dict):
+            response = answer.get("response")
+            failed = isinstance(response, dict) and response.get("error") not in (None, "")
+            text = _response_text(response)
+            blocks.append({"type": "tool_result", "tool_use_id": answer.get("id"), "content": text, "is_error": failed})
+    role = "assistant" if message.get("role") == "model" else "user"
+    kind = role if entry.get("type") in ("user", "assistant", "tool_result") else entry.get("type")
+    out = {**entry, "type": kind, "message": {"role": role, "content": blocks}}
+    session = entry.get("sessionId")
+    if isinstance(session, str) and session and not session.startswith(QWEN_SESSION):
+        out["sessionId"] = QWEN_SESSION + session
+    return out
+
+
+#: Context Codex CLI (``<environment_context>``…) and Gemini CLI (``<session_context>``) write as a user's message.
+_CODEX_INJECTED = re.compile(r"\A\s*<([a-z_]+)>.*</\1>\s*\Z", re.DOTALL)
+_EXIT = re.compile(r"^Process exited with code ([0-9]+)$", re.MULTILINE)
+
+
+def _codex_entry(entry: dict) -> dict:
+    """A Codex rollout ``response_item`` in Claude's shape: a message, a function call or its output.
+
+    Other items (reasoning, session metadata, token counts, events) are left as they are, of no type a
+    reader takes. A call's output ``is_error`` when it says the process exited with a code other than 0.
+    """
+    item = entry["payload"]
+    kind, role = item.get("type"), "assistant"
+    blocks: list[dict[str, Any]] = []
+    if kind == "message" and item.get("role") in ("user", "assistant"):
+        role = item["role"]
+        for part in item.get("content") if isinstance(item.get("content"), list) else []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and not (role == "user" and _CODEX_INJECTED.match(text)):
+                blocks.append({"type": "text", "text": text})
+        if not blocks:
+            return entry
+    elif kind in ("function_call", "custom_tool_call"):
+        raw = item.get("arguments") if kind == "function_call" else item.get("input")
+        try:
+            args = json.loads(raw) if kind == "function_call" and isinstance(raw, str) else {"input": raw}
+        except ValueError:
+            args = {"arguments": raw}
+        block: dict[str, Any] = {"type": "tool_use", "id": item.get("call_id"), "name": str(item.get("name") or "")}
+        blocks.append({**block, "input": args if isinstance(args, dict) else {"arguments": args}})
+    elif kind in ("function_call_output", "custom_tool_call_output"):
+        role, text = "user", _response_text(item.get("output"))
+        code = _EXIT.search(text[:2000])
+        failed = bool(code and code.group(1) != "0")
+        blocks.append({"type": "tool_result", "tool_use_id": item.get("call_id"), "content": text, "is_error": failed})
+    else:
+        return entry
+    return {"type": role, "timestamp": entry.get("timestamp"), "message": {"role": role, "content": blocks}}
+
+
+def _gemini_entry(entry: dict) -> dict:
+    """A Gemini CLI chat line in Claude's shape: ``gemini`` (text, ``toolCalls``) or ``user`` (text, results).
+
+    Gemini CLI appends a model message again when its tool calls are known (same ``id``): the
+    readers pair calls by id, so the repeat adds nothing. Its injected ``<session_context>`` is no prompt.
+    """
+    content, calls = entry.get("content"), entry.get("toolCalls")
+    blocks: list[dict[str, Any]] = []
+    if entry["type"] == "gemini":
+        role = "assistant"
+        if isinstance(content, str) and content:
+            blocks.append({"type": "text", "text": content})
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                args = call.get("args")
+                block: dict[str, Any] = {"type": "tool_use", "id": call.get("id"), "name": str(call.get("name") or "")}
+                blocks.append({**block, "input": args if isinstance(args, dict) else {}})
+    else:
+        parts = [{"text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
+        role, blocks = "user", claude_entry({"message": {"role": "user", "parts": parts}})["message"]["content"]
+        blocks = [b for b in blocks if not (b["type"] == "text" and _CODEX_INJECTED.match(b["text"]))]
+    if not blocks:
+        return entry
+    return {"type": role, "timestamp": entry.get("timestamp"), "message": {"role": role, "content": blocks}}
+
+
+def _response_text(response: Any) -> str:
+    if isinstance(response, dict):
+        for key in ("error", "output", "llmContent", "content"):
+            if isinstance(response.get(key), str):
+                return response[key]
+    if isinstance(response, str):
+        return response
+    return json.dumps(response, ensure_ascii=False, default=str)[:100_000]
 
 
 def message_blocks(message: Any) -> list[dict]:
@@ -81,8 +223,8 @@ def _jsonl_lines(fh: BinaryIO, max_bytes: int | None) -> Iterator[dict]:
 
 
 def transcript_entries(path: Path) -> Iterator[dict]:
-    """The JSON objects of a transcript, one per line; damaged lines are skipped."""
-    return read_jsonl(path)
+    """The JSON objects of a transcript, one per line, in Claude Code's shape; damaged lines are skipped."""
+    return (claude_entry(entry) for entry in read_jsonl(path))
 
 
 def replay_transcript(path: Path, session_id: str | None = None) -> Iterator[dict[str, Any]]:

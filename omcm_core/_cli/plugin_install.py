@@ -249,8 +249,3 @@ def reinstall_hint(distribution: str, env: dict[str, str]) -> str:
     """The command that installs ``distribution`` again from where it came (its folder, URL or index)."""
     source, editable = source_of(distribution)
     return f"{omcm_command(env)} plugins install --reinstall {'-e ' if editable else ''}{shlex.quote(source)}"
-
-
-def extra_hint(distribution: str, extra: str, env: dict[str, str]) -> str:
-    """The command that adds an installed distribution's optional extra (pip and uv resolve it from what is installed)."""
-    return f"{omcm_command(env)} plugins install {shlex.quote(f'{distribution}[{extra}]')}"

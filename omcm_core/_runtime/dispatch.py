@@ -8,9 +8,9 @@ line and an empty answer (exit 0).
 Read it top to bottom, it is the order of a call: payload -> event record
 (:func:`read_event`) -> the event's row in ``omcm_core.events`` -> the plugins
 implementing its hook, less those an open circuit breaker keeps out
-(:func:`_kept_out`) -> each plugin in name order within its budget
+(:func:`~omcm_core._runtime.dispatch_guards.kept_out`) -> each plugin in name order within its budget
 (``Manager.call``) -> breakers updated -> fail-closed denials added
-(:func:`_fail_closed`) -> merge -> :class:`Reply`.
+(:func:`~omcm_core._runtime.dispatch_guards.fail_closed`) -> merge -> :class:`Reply`.
 """
 
 from __future__ import annotations
@@ -184,6 +184,7 @@ def _answer(
     event: Any, env: dict, home: Path, manager: Any, keeper: StoreKeeper | None, started: float, later: list | None
 ) -> Reply:
     from omcm_core import after_answer
+    from omcm_core._runtime import dispatch_guards as guards
     from omcm_core._runtime.breaker import Breaker, project_key
     from omcm_core._runtime.merge import merge
     from omcm_core.events import spec_for
@@ -198,7 +199,7 @@ def _answer(
         breaker = Breaker(
             call.store, call.core.breaker_threshold, call.core.breaker_cooldown_s, project_key(call.project)
         )
-        kept_out = _kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
+        kept_out = guards.kept_out(breaker, manager, call.spec.hook, [name for name, _function, _args in plugins])
         chosen = [plugin for plugin in plugins if plugin[0] not in kept_out]
         with after_answer.collecting([] if later is None else later) as jobs:
             report = manager.call(
@@ -206,9 +207,9 @@ def _answer(
             )
         if later is None:  # nobody runs them after the answer: now, on the call's own connections
             after_answer.run_now(jobs)
-        opened = _opening(breaker, call.spec.hook, report.failures, call.core.breaker_threshold)
-        _record(breaker, call.spec.hook, report, call.store)
-        answers = report.answers + _fail_closed(call, manager, report.failures, kept_out)
+        opened = guards.opening(breaker, call.spec.hook, report.failures, call.core.breaker_threshold)
+        guards.record(breaker, call.spec.hook, report, call.store)
+        answers = report.answers + guards.fail_closed(call, manager, report.failures, kept_out)
         _log_dropped(event.hook_event_name, answers)
         asked = {name: len(r.additional_context or "") + len(r.context_tail or "") for name, r in answers}
         answers, cuts = _within_budget(call, answers)
@@ -323,19 +324,6 @@ def _note_stats(call: _Call, event: Any, report: Any, kept_out: dict, opened: li
         _logger.warning("stats_not_noted", error=f"{type(exc).__name__}: {exc}")
 
 
-def _opening(breaker: Any, hook: str, failures: list, threshold: int) -> list:
-    """The plugins whose failure now opens their breaker on ``hook`` (read before the breaker counts it)."""
-    opened = []
-    try:
-        for failure in failures:
-            state = breaker.state(failure.plugin, hook)
-            if (state.failures if state else 0) + 1 == max(1, threshold):
-                opened.append(failure.plugin)
-    except Exception:  # an unreadable store: the breaker itself logs it
-        pass
-    return opened
-
-
 def render(spec: Any, response: dict | None) -> bytes:
     """The bytes Claude Code reads: the merged JSON object, or for an event whose command hooks answer
     in plain text (WorktreeCreate's path), that text alone."""
@@ -345,66 +333,6 @@ def render(spec: Any, response: dict | None) -> bytes:
         text = response.get("hookSpecificOutput", {}).get(spec.plain_stdout)
         return text.encode("utf-8") if isinstance(text, str) else b""
     return json.dumps(response).encode("ascii")
-
-
-def _kept_out(breaker: Any, manager: Any, hook: str, names: list) -> dict:
-    """Plugins an open breaker (theirs for this hook and project) keeps out of this call -> their failure count.
-
-    A breaker whose plugin's code changed since its last failure is closed
-    first: the new code deserves a call.
-    """
-    kept_out = {}
-    try:
-        for name in names:
-            state = breaker.state(name, hook)
-            if state is None:
-                continue  # the common case: no failure on record, nothing to compute
-            if state.code and state.code != manager.code_id(name):
-                breaker.reset(name, hook)
-                _logger.info("breaker_reset_code_changed", plugin=name, hook=hook)
-            elif breaker.is_open(name, hook):
-                _logger.warning("plugin_skipped_breaker_open", plugin=name, hook=hook)
-                kept_out[name] = state.failures
-    except Exception as exc:  # a broken store must not silence every plugin
-        _logger.error("breaker_unreadable", error=str(exc))
-    return kept_out
-
-
-def _record(breaker: Any, hook: str, report: Any, store: Any) -> None:
-    try:
-        breaker.record(hook, report.failures, report.succeeded, store)
-    except Exception as exc:
-        _logger.error("breaker_update_failed", error=str(exc))
-
-
-def _fail_closed(call: _Call, manager: Any, failures: list, kept_out: dict) -> list:
-    """Denials standing in for security plugins (``[core] fail_closed``) that could not answer.
-
-    A guard that failed, is kept out by its breaker, or failed to load must keep
-    guarding: the call is denied, not allowed. Only gates on commands
-    (PreToolUse, PreSkillShellCommand: ``fail_closed`` in the event table) are denied this way.
-    """
-    from omcm_core.records import Result
-
-    guards = set(call.core.fail_closed)
-    if not call.spec.fail_closed or not guards:
-        return []
-    unknown = sorted(str(name) for name in guards if name not in manager.infos)
-    if unknown:  # a misspelt guard would leave the gate open without a word (`omcm doctor` says it too)
-        _logger.error("fail_closed_unknown_plugin", plugins=unknown, installed=sorted(manager.infos)[:50])
-    why = {f.plugin: f"its check failed ({f.kind})" for f in failures if f.plugin in guards}
-    for name, count in kept_out.items():
-        if name in guards:
-            why[name] = (
-                f"it is switched off by its circuit breaker after {count} failures; run `omcm plugins reset {name}` once fixed"
-            )
-    for name, problem in manager.broken().items():
-        if name in guards:
-            why[name] = f"it did not load ({problem})"
-    return [
-        (name, Result(permission="deny", reason=f"omcm: the {name} guard is unavailable: {reason}; denied to be safe."))
-        for name, reason in sorted(why.items())
-    ]
 
 
 def _log_dropped(event_name: str, answers: list) -> None:

@@ -184,7 +184,3 @@ class Sessions:
         if self.ever:
             return now - max(last_activity, self.last_gone) >= self.policy.linger_s  # 0: at once
         return now - last_activity > self.policy.idle_s
-
-
-def can_watch() -> bool:
-    return os.path.exists("/proc/self/stat")

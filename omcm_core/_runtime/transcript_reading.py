@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omcm_core.redact import mask_head
-from omcm_core.transcripts import message_blocks, result_text
+from omcm_core.transcripts import claude_entry, message_blocks, result_text
 
 MAX_READ = 1 << 20  # bytes per file per call
 MAX_LINE = 512 << 10  # longer lines are skipped (an image pasted as base64, garbage)
@@ -107,8 +107,10 @@ def _entries(lines: list[bytes]) -> list[dict]:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("type") in ("assistant", "user"):
-            entries.append(entry)
+        if isinstance(entry, dict):
+            entry = claude_entry(entry)  # another agent's line (Qwen Code) in Claude's shape
+            if entry.get("type") in ("assistant", "user"):
+                entries.append(entry)
     return entries
 
 

@@ -47,7 +47,17 @@ def incoming(agent: Agent | None, raw: bytes, argv_event: str | None) -> tuple[b
     if out is None:  # e.g. Qwen Code's empty-prompt tick before each model request: debug, it comes often
         _log().debug("agent_call_dropped", agent=agent.name, hook_event=payload.get("hook_event_name"))
         return None, argv_event
-    return json.dumps(out).encode("utf-8"), argv_event
+    return json.dumps(namespaced(agent.name, out)).encode("utf-8"), argv_event
+
+
+def namespaced(name: str, payload: dict) -> dict:
+    """``payload`` with its session id as ``NAME:<id>``: what plugins persist per session (a ralph loop, counters,
+    held context) is never shared with a Claude Code session, or another agent's, of the same id. The agent's own
+    id stays readable under ``agent_session_id`` (in ``extra``)."""
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return payload  # missing: read_event says so, as for any payload
+    return {**payload, "session_id": f"{name}:{session}", "agent_session_id": session}
 
 
 def outgoing(agent: Agent | None, event: Any, reply: Any, home: Path) -> Any:

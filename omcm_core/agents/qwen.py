@@ -18,6 +18,34 @@ from __future__ import annotations
 
 from omcm_core.agents.base import Agent, with_output
 
+#: Claude Code's events Qwen Code 0.24.4 fires (its ``HookEventName`` enum, each with a ``fire…Event`` caller).
+#: It has no Setup, CwdChanged, FileChanged, ConfigChange, DirectoryAdded, Pre/PostModelSwitch,
+#: PreSkillShellCommand, Worktree*, TaskCreated/Completed, TeammateIdle or Elicitation*: ``omcm install
+#: --agent qwen`` leaves those out (Qwen warns about an event name it does not know) and doctor says so.
+FIRES = frozenset(
+    {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "PermissionRequest",
+        "PermissionDenied",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "SessionStart",
+        "SessionEnd",
+        "Stop",
+        "StopFailure",
+        "SubagentStart",
+        "SubagentStop",
+        "PreCompact",
+        "PostCompact",
+        "Notification",
+        "InstructionsLoaded",
+        "MessageDisplay",
+    }
+)
+
 
 def normalize(payload: dict) -> dict | None:
     if payload.get("hook_event_name") == "UserPromptSubmit" and payload.get("prompt") in ("", None):

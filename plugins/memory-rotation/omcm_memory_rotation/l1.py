@@ -25,6 +25,7 @@ from typing import Any
 
 from omcm_core.confined import write_confined_atomic
 from omcm_core.redact import mask_cut
+from omcm_core.transcripts import claude_entry
 from omcm_memory_rotation import layout
 
 MAX_SCAN = 256 * 1024 * 1024
@@ -85,7 +86,10 @@ def messages(transcript: Path) -> Iterator[dict]:
             entry = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+        if not isinstance(entry, dict):
+            continue
+        entry = claude_entry(entry)  # another agent's line (Qwen Code) in Claude's shape
+        if entry.get("type") not in ("user", "assistant"):
             continue
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         text = _text(message.get("content"))

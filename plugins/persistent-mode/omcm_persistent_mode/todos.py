@@ -24,9 +24,14 @@ from typing import Any
 
 from attrs import frozen
 
+from omcm_core.transcripts import claude_entry  # Qwen Code's lines in Claude's shape
+
+#: The todo tools: Claude Code's, and Qwen Code's (the same ``{"todos": [{"content", "status"}]}`` input).
+_TODO_TOOLS = ("TodoWrite", "todo_write")
+
 DONE = ("completed", "done", "cancelled", "deleted")
 _CREATED = re.compile(r"Task #(\w+) created")
-_INTERESTING = (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"Task #", b"is_error")
+_INTERESTING = (b"TodoWrite", b"todo_write", b"TaskCreate", b"TaskUpdate", b"Task #", b"is_error")
 
 
 @frozen
@@ -73,7 +78,7 @@ def _records(lines: Iterable[bytes]) -> Iterable[dict]:
         except (ValueError, UnicodeDecodeError):
             continue
         if isinstance(record, dict) and not record.get("isSidechain"):
-            yield record
+            yield claude_entry(record)
 
 
 def _blocks(record: dict) -> list:
@@ -187,7 +192,7 @@ def extract(lines: Iterable[bytes]) -> TodoList | None:
     for index, record in enumerate(_records(lines)):
         for block in _blocks(record):
             kind = block.get("type")
-            if kind == "tool_use" and block.get("name") == "TodoWrite":
+            if kind == "tool_use" and block.get("name") in _TODO_TOOLS:
                 found = _todowrite(block.get("input"))
                 if found is not None:
                     latest_write, write_at = found, index
@@ -214,6 +219,7 @@ def last_assistant_text(lines: list) -> str | None:
             continue
         if not isinstance(record, dict) or record.get("type") != "assistant" or record.get("isSidechain"):
             continue
+        record = claude_entry(record)
         texts = [b.get("text") for b in _blocks(record) if b.get("type") == "text" and isinstance(b.get("text"), str)]
         if texts:
             return "\n".join(texts)
@@ -236,6 +242,7 @@ def api_error(lines: list) -> dict | None:
             continue
         if not isinstance(record, dict) or record.get("type") != "assistant" or record.get("isSidechain"):
             continue
+        record = claude_entry(record)
         if record.get("isApiErrorMessage") is not True:
             return None
         texts = [b.get("text") for b in _blocks(record) if isinstance(b.get("text"), str)]
