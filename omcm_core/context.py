@@ -106,7 +106,10 @@ class Context:
         import os
 
         from omcm_core import transcript_tail
+        from omcm_core.transcripts import agent_without_call_ids
 
+        if agent_without_call_ids(event):
+            return []  # every reported call would be handed out again as unreported: recorded twice
         name = getattr(event, "hook_event_name", "")
         settled = settled or name in ("Stop", "SubagentStop", "SessionEnd")
         paths = [p for p in transcript_tail.transcripts_of(event, settled) if os.path.isfile(p)]

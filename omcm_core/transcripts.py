@@ -38,8 +38,18 @@ AGENT_TRANSCRIPTS = {
     "codex": "transcript read (~/.codex/sessions/…/rollout-*.jsonl, converted line by line): memory L1 and "
     "unreported tool calls work; persistent-mode continues no todo list (Codex keeps its plan out of the file)",
     "gemini": "transcript read (~/.gemini/tmp/<project>/chats/session-*.jsonl, converted line by line): memory L1 "
-    "and unreported tool calls work; persistent-mode continues no todo list (Gemini CLI has no todo tool)",
+    "works; unreported tool calls are not read (Gemini's hooks carry no call id to tell a reported call from "
+    "an unreported one); persistent-mode continues no todo list (Gemini CLI has no todo tool)",
 }
+#: Agents whose hooks carry no call id: their transcripts cannot say which calls no hook reported.
+NO_CALL_IDS = ("gemini",)
+
+
+def agent_without_call_ids(event: object) -> bool:
+    """``event`` came from an agent in :data:`NO_CALL_IDS` (the edge names its sessions ``NAME:<id>``)."""
+    extra = getattr(event, "extra", None) or {}
+    session = getattr(event, "session_id", "") or ""
+    return "agent_session_id" in extra and isinstance(session, str) and session.split(":", 1)[0] in NO_CALL_IDS
 #: The session id prefix of a converted Qwen Code line: the dispatcher's edge names its sessions the same way.
 QWEN_SESSION = "qwen:"
 
@@ -89,6 +99,23 @@ _CODEX_INJECTED = re.compile(r"\A\s*<([a-z_]+)>.*</\1>\s*\Z", re.DOTALL)
 _EXIT = re.compile(r"^Process exited with code ([0-9]+)$", re.MULTILINE)
 
 
+#: How Codex CLI reports a call a PreToolUse hook denied, as the call's output (0.171).
+_CODEX_BLOCKED = "Command blocked by PreToolUse hook"
+#: Codex's shell function calls, which its hooks report as ``Bash`` with ``tool_input.command``.
+_CODEX_SHELLS = ("exec_command", "shell", "local_shell")
+
+
+def _codex_tool(name: str, args: dict) -> tuple[str, dict]:
+    """A rollout's function call named as Codex's hooks name it: the shell is ``Bash`` with a ``command``,
+    so a call the hooks reported and its transcript line are one call to the readers."""
+    if name not in _CODEX_SHELLS:
+        return name, args
+    command = args.get("cmd", args.get("command"))
+    if isinstance(command, list):  # the older `shell` tool: an argv
+        command = " ".join(str(part) for part in command)
+    return "Bash", {"command": command} if isinstance(command, str) else args
+
+
 def _codex_entry(entry: dict) -> dict:
     """A Codex rollout ``response_item`` in Claude's shape: a message, a function call or its output.
 
@@ -112,12 +139,12 @@ def _codex_entry(entry: dict) -> dict:
             args = json.loads(raw) if kind == "function_call" and isinstance(raw, str) else {"input": raw}
         except ValueError:
             args = {"arguments": raw}
-        block: dict[str, Any] = {"type": "tool_use", "id": item.get("call_id"), "name": str(item.get("name") or "")}
-        blocks.append({**block, "input": args if isinstance(args, dict) else {"arguments": args}})
+        name, args = _codex_tool(str(item.get("name") or ""), args if isinstance(args, dict) else {"arguments": args})
+        blocks.append({"type": "tool_use", "id": item.get("call_id"), "name": name, "input": args})
     elif kind in ("function_call_output", "custom_tool_call_output"):
         role, text = "user", _response_text(item.get("output"))
         code = _EXIT.search(text[:2000])
-        failed = bool(code and code.group(1) != "0")
+        failed = bool(code and code.group(1) != "0") or text.startswith(_CODEX_BLOCKED)
         blocks.append({"type": "tool_result", "tool_use_id": item.get("call_id"), "content": text, "is_error": failed})
     else:
         return entry

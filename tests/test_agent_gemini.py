@@ -210,7 +210,7 @@ def test_the_observer_records_each_gemini_call(tmp_path):
         assert run_hook(_after("ls", "a.txt"), env=env, event="PostToolUse").returncode == 0
     with contextlib.closing(sqlite3.connect(home / "omcm.db")) as conn:
         rows = conn.execute("SELECT session_id, tool_name FROM observer_events").fetchall()
-    assert rows == [(SESSION, "run_shell_command")] * 2
+    assert rows == [(f"gemini:{SESSION}", "run_shell_command")] * 2  # namespaced per agent
 
 
 def test_bash_guard_denies_before_tool_with_gemini_names_on_the_command_line(bash_guard_site, tmp_path):

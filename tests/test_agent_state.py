@@ -294,14 +294,14 @@ def test_replay_and_unreported_calls_read_a_codex_rollout(tmp_path):
     path = write(tmp_path / "rollout-2026-11-26T16-56-32.jsonl", codex_session())
     payloads = list(replay_transcript(path))
     assert [(p["hook_event_name"], p["tool_name"]) for p in payloads] == [
-        ("PreToolUse", "exec_command"),
-        ("PostToolUseFailure", "exec_command"),
-        ("PreToolUse", "exec_command"),
-        ("PostToolUse", "exec_command"),
+        ("PreToolUse", "Bash"),  # as Codex's hooks name its shell: one call to the readers
+        ("PostToolUseFailure", "Bash"),
+        ("PreToolUse", "Bash"),
+        ("PostToolUse", "Bash"),
         ("PreToolUse", "apply_patch"),
         ("PostToolUse", "apply_patch"),
     ]
-    assert payloads[0]["tool_input"] == {"cmd": "exit 3"} and payloads[4]["tool_input"] == {"input": "*** Begin Patch"}
+    assert payloads[0]["tool_input"] == {"command": "exit 3"} and payloads[4]["tool_input"] == {"input": "*** Begin Patch"}
     store = Store(tmp_path / "home")
     try:
         calls = transcript_tail.unreported_calls(store, "guide", [str(path)], settled=True)

@@ -149,10 +149,11 @@ def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_resto
     assert before_any and not any(SUGGESTION in json.dumps(r) for r in before_any)
     # The project's memory line, given at SessionStart, is in the very first request.
     assert MEMORY_LINE in json.dumps(requests[0]), "the memory line never reached the model"
-    # The observer recorded the two calls that ran, under Codex's raw tool name.
+    # The observer recorded the two calls that ran, and the denied one as a failure (read from the rollout).
     with contextlib.closing(sqlite3.connect(omcm_home / "omcm.db")) as db:
         rows = db.execute("SELECT tool_name, command, success FROM observer_events ORDER BY id").fetchall()
-    assert rows == [("Bash", "ls", 1), ("Bash", "ls", 1)], rows
+    assert rows[:2] == [("Bash", "ls", 1), ("Bash", "ls", 1)] and len(rows) == 3, rows
+    assert rows[2][0] == "Bash" and rows[2][1].startswith("curl ") and rows[2][2] == 0, rows
 
     # Codex starts the `omcm mcp` install registered and lists its tools (its app-server's own view).
     servers = _app_server(codex_binary, env, project, "mcpServerStatus/list", {})["data"]

@@ -113,12 +113,12 @@ def test_guard_denies_and_before_tool_context_reaches_the_model(gemini_binary, b
     after_first = [r for r in turns if len(_responses(r)) == 1]
     assert after_first and all("1 consecutive Bash calls" in json.dumps(_responses(r)) for r in after_first)
     assert not any("consecutive Bash calls" in json.dumps(r) for r in turns if not _responses(r))
-    # The observer recorded the call that ran, under Gemini CLI's session id.
+    # The observer recorded the call that ran, under Gemini CLI's session id (namespaced: agents.namespaced).
     with contextlib.closing(sqlite3.connect(omcm_home / "omcm.db")) as conn:
         rows = conn.execute("SELECT session_id, tool_name, success FROM observer_events").fetchall()
     (chat,) = home.glob(".gemini/tmp/*/chats/session-*.jsonl")
     session = json.loads(chat.read_text().splitlines()[0])["sessionId"]
-    assert rows and all(row[:2] == (session, "run_shell_command") for row in rows), rows
+    assert rows and all(row[:2] == (f"gemini:{session}", "run_shell_command") for row in rows), rows  # namespaced
     lines = [json.loads(line) for line in (omcm_home / "logs" / "omcm.jsonl").read_text().splitlines()]
     answered = {e.get("hook_event") for e in lines if e["event"] == "dispatched"}
     assert {"PreToolUse", "PostToolUse"} <= answered, answered
