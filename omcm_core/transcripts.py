@@ -33,16 +33,19 @@ from typing import Any, BinaryIO
 #: What omcm's transcript readers get from each agent's ``transcript_path`` (a doctor line per agent).
 AGENT_TRANSCRIPTS = {
     "claude": "transcript read: memory L1, unreported tool calls and persistent-mode's todo list work",
-    "qwen": "transcript read (~/.qwen/projects/…/chats/<session>.jsonl, converted line by line): memory L1, "
-    "unreported tool calls and persistent-mode's todo list (todo_write) work",
+    "qwen": "transcript read (~/.qwen/projects/…/chats/<session>.jsonl, converted line by line): memory L1 and "
+    "persistent-mode's todo list (todo_write) work; unreported tool calls are not read (its hooks' call ids "
+    "are not its transcript's)",
     "codex": "transcript read (~/.codex/sessions/…/rollout-*.jsonl, converted line by line): memory L1 and "
     "unreported tool calls work; persistent-mode continues no todo list (Codex keeps its plan out of the file)",
     "gemini": "transcript read (~/.gemini/tmp/<project>/chats/session-*.jsonl, converted line by line): memory L1 "
     "works; unreported tool calls are not read (Gemini's hooks carry no call id to tell a reported call from "
     "an unreported one); persistent-mode continues no todo list (Gemini CLI has no todo tool)",
 }
-#: Agents whose hooks carry no call id: their transcripts cannot say which calls no hook reported.
-NO_CALL_IDS = ("gemini",)
+#: Agents whose hooks carry no call id (Gemini CLI) or another than their transcript's (Qwen Code 0.24.4:
+#: ``toolu_<ms>_<random>`` in the hook, ``call_N`` in the chat file): their transcripts cannot say which
+#: calls no hook reported.
+NO_CALL_IDS = ("gemini", "qwen")
 
 
 def agent_without_call_ids(event: object) -> bool:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from omcm_core.agents.tool_kinds import kind_of
 from omcm_core.redact import mask, mask_head, mask_structured, mask_tail
 
 MAX_LENGTH = 10_000
@@ -126,7 +127,7 @@ def output_and_metadata(tool: str, tool_input: Mapping[str, Any], response: Any,
     if tool in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit") and isinstance(path, str):
         meta["filePath"] = path
         meta["fileType"] = file_type(path)
-    if tool in ("Bash", "PowerShell"):
+    if tool in ("Bash", "PowerShell") or kind_of(tool) == "shell":  # run_shell_command: Gemini CLI, Qwen Code
         meta["command"] = tool_input.get("command")
         code = None
         match = _EXIT.match(error or "")
