@@ -89,6 +89,10 @@ def handle(
     log.configure(home, env.get("OMCM_LOG_LEVEL"))
     started = time.perf_counter()
     try:
+        if one_call:  # a cold call: no detect-secrets before the answer (a log line would import it: 100 ms+)
+            from omcm_core import _redact_library
+
+            _redact_library.defer()
         from omcm_core import agents  # the agent's payload and answer at the edge (docs/agents.md)
 
         agent = agents.for_env(env)
@@ -97,9 +101,7 @@ def handle(
         if event is None:
             return EMPTY
         if one_call and event.hook_event_name == "PreToolUse":
-            from omcm_core import _redact_library  # no import of its own: a flag
-
-            _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
+            _redact_library.defer(whole_process=True)  # its after-answer work too (see _redact_library.defer)
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
         return agents.outgoing(agent, event, _answer(event, env, home, manager, keeper, started, later), home)
     except BaseException as exc:  # the session must never break because of us

@@ -1,0 +1,152 @@
+"""Issue 35: a cold hook call (no dispatcher) imports only what answering needs, even when it logs.
+
+Real subprocesses run the command ``omcm install`` registers, with ``-X importtime``
+(which lists every module the process imported), against a real store and the
+dev environment's installed plugins. The log lines themselves must stay what
+structlog wrote before it left the hook path: tests and users read them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from omcm_core import log
+from omcm_core._cli.hook_command import fast_hook_argv
+from omcm_core.testing import pre_tool_payload, session_start_payload
+
+#: What no cold call needs: structlog (and asyncio, ssl, subprocess with it), cattrs (payloads
+#: arrive well typed), detect-secrets (a PreToolUse defers it), the MCP SDK, the metadata scan.
+NEVER = {"structlog", "asyncio", "ssl", "cattrs", "detect_secrets", "mcp", "importlib.metadata", "email"}
+ENV = {
+    "OMCM_DAEMON": "0",  # the cold path: answered in process, no dispatcher started
+    "OMCM__CORE__PLUGIN_BUDGET_MS": "60000",  # not a budget test: a loaded machine must not drop a plugin
+    "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false",
+}
+
+
+def _run(argv: list[str], payload: bytes, env: dict, cwd) -> tuple[subprocess.CompletedProcess, set]:
+    timed = [argv[0], "-X", "importtime", *argv[1:]]
+    proc = subprocess.run(timed, input=payload, capture_output=True, env=env, cwd=cwd, timeout=120, check=False)
+    modules = set(re.findall(rb"^import time:\s+\d+ \|\s+\d+ \| *(\S+)", proc.stderr, re.M))
+    return proc, {m.decode() for m in modules}
+
+
+@pytest.fixture
+def cold_env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("OMCM_LOAD_PLUGINS", "OMCM_DISABLE_PLUGINS")}
+    return {**env, **ENV, "OMCM_HOME": str(tmp_path / "home"), "OMCM_LOG_LEVEL": "debug"}
+
+
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [
+        ("PreToolUse", pre_tool_payload("Bash", {"command": "ls"})),
+        ("SessionStart", session_start_payload()),
+        ("PreToolUse", None),  # a payload that is not JSON: an error line
+    ],
+    ids=["pre-tool-use", "session-start", "bad-payload"],
+)
+def test_a_cold_call_that_logs_imports_no_heavy_library(cold_env, tmp_path, event, payload):
+    project = tmp_path / "project"
+    project.mkdir()
+    good = json.dumps({**(payload or {}), "cwd": str(project)}).encode()
+    argv = fast_hook_argv(event)
+    first = subprocess.run(argv, input=good, capture_output=True, env=cold_env, cwd=project, timeout=120)
+    assert first.returncode == 0, first.stderr[-2000:]  # plugin cache and store made: the next call is cold only
+    logged = tmp_path / "home" / "logs" / "omcm.jsonl"
+    before = len(logged.read_bytes().splitlines())
+    proc, modules = _run(argv, good if payload else b"{not json", cold_env, project)
+    assert proc.returncode == 0
+    assert "omcm_core._runtime.dispatch" in modules  # really the in-process path, not a dispatcher's answer
+    lines = [json.loads(line) for line in logged.read_bytes().splitlines()[before:]]
+    wanted = "dispatched" if payload else "bad_payload"
+    assert any(line["event"] == wanted for line in lines), lines  # the call did write its line
+    assert {name for name in modules if name.split(".")[0] in NEVER or name in NEVER} == set()
+    assert proc.stdout.count(b"\n") <= 1 and (not proc.stdout or isinstance(json.loads(proc.stdout), dict))
+
+
+def _structlog_line(fields: dict, event: str, level: str, exc: bool = False) -> dict:
+    """The line the pipeline log.py configured before (structlog itself) writes for these fields."""
+    import structlog
+
+    out = io.StringIO()
+    logger = structlog.wrap_logger(
+        structlog.WriteLogger(out),
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.dict_tracebacks,
+            log._mask_processor,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(10),
+    )
+    getattr(logger, level)(event, **fields, **({"exc_info": True} if exc else {}))
+    return json.loads(out.getvalue())
+
+
+class _Odd:
+    def __repr__(self) -> str:
+        return "<odd token=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB>"
+
+
+def test_log_lines_are_the_ones_structlog_wrote(tmp_path):
+    fields = {
+        "component": "t",
+        "plugin": "p",
+        "n": 3,
+        "ratio": 0.25,
+        "none": None,
+        "text": "password=hunter2 and ghp_0123456789abcdefghijklmnopqrstuvwxyzAB é ✓",
+        "nested": {"token": "abc", "list": [1, True, {"api_key": "x"}]},
+        "path": tmp_path,
+        "odd": _Odd(),
+        "level": "overridden",
+        "timestamp": "overridden",
+    }
+    home = tmp_path / "home"
+    log.configure(home, "debug")
+    try:
+        logger = log.get_logger(component="t")
+        logger.warning("a_warning", **{k: v for k, v in fields.items() if k != "component"})
+        try:
+            raise ValueError("boom with secret=hunter2")
+        except ValueError:
+            logger.exception("crashed", plugin="p")
+            want_crash = _structlog_line({"component": "t", "plugin": "p"}, "crashed", "error", exc=True)
+    finally:
+        log.configure(None)
+    ours = [json.loads(line) for line in (home / "logs" / "omcm.jsonl").read_text().splitlines()]
+    wants = [_structlog_line(fields, "a_warning", "warning"), want_crash]
+    assert len(ours) == 2
+    for got, want in zip(ours, wants, strict=True):
+        stamp = got.pop("timestamp")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z", stamp)
+        want.pop("timestamp")
+        if "exception" in want:  # the frames differ by line number only: the traceback's shape and masking
+            assert [e["exc_type"] for e in got["exception"]] == ["ValueError"]
+            assert "hunter2" not in json.dumps(got) and got["exception"][0]["frames"]
+            got.pop("exception"), want.pop("exception")
+        assert list(got) == [k for k in want if k != "timestamp"]  # same keys, same order
+        assert got == want
+    assert "hunter2" not in (home / "logs" / "omcm.jsonl").read_text()
+
+
+def test_stderr_sink_gets_the_same_lines(capsys):
+    log.configure(None, "info", stderr=True)
+    try:
+        log.get_logger(component="t").info("to_stderr", n=1)
+        log.get_logger(component="t").debug("filtered_out")
+    finally:
+        log.configure(None)
+    lines = capsys.readouterr().err.splitlines()
+    assert [json.loads(line)["event"] for line in lines] == ["to_stderr"]
+    assert sys.stdout is not None  # never stdout: the hook's stdout is its answer
