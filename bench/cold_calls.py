@@ -8,7 +8,7 @@ for another checkout's ``omcm_core`` (first on PYTHONPATH, same interpreter,
 same plugins, same store). Each variant's plugin cache is warmed first. Prints
 medians, p95 and the ratio to the bare interpreter, plus the load average.
 
-    python bench/cold_calls.py --rounds 20 --before-code /tmp/omcm-before
+    python bench/cold_calls.py --rounds 20 --before-code /tmp/omcm-before [--log-level debug]
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--before-code", type=Path)
+    parser.add_argument(
+        "--log-level", default="info", help="OMCM_LOG_LEVEL of the calls (debug: every call writes a log line)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="omcm-cold-"))
     project = work / "project"
@@ -60,6 +63,7 @@ def main() -> None:
         "OMCM_DAEMON": "0",
         "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false",
         "OMCM__CORE__PLUGIN_BUDGET_MS": "60000",
+        "OMCM_LOG_LEVEL": args.log_level,
     }
     variants = {"after": {**base_env, "OMCM_HOME": str(work / "home-after")}}
     if args.before_code:
@@ -87,7 +91,10 @@ def main() -> None:
                         timed([sys.executable, "-S", str(FAST_HOOK), event], data, env, project)
                     )
         base = statistics.median(bases)
-        print(f"{args.rounds} rounds, {os.cpu_count()} cpus, load average {min(loads):.1f}-{max(loads):.1f}")
+        print(
+            f"{args.rounds} rounds, {os.cpu_count()} cpus, load average {min(loads):.1f}-{max(loads):.1f},"
+            f" log level {args.log_level}"
+        )
         print(f"bare /usr/bin/python3 -c pass: median {base:.1f} ms")
         for (name, event), values in results.items():
             values.sort()
