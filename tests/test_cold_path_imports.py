@@ -150,3 +150,34 @@ def test_stderr_sink_gets_the_same_lines(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert [json.loads(line)["event"] for line in lines] == ["to_stderr"]
     assert sys.stdout is not None  # never stdout: the hook's stdout is its answer
+
+
+@pytest.mark.slow
+def test_the_dispatcher_imports_no_cli_module(tmp_path):
+    """``omcm daemon run`` (what a cold call spawns) serves without argparse or any command's module."""
+    import time
+
+    from omcm_core._runtime import daemon
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMCM_LOAD_PLUGINS", "OMCM_DISABLE_PLUGINS")}
+    env = {**env, **ENV, "OMCM_DAEMON": "1", "OMCM_HOME": str(tmp_path / "home"), "PYTHONPROFILEIMPORTTIME": "1"}
+    errors = tmp_path / "stderr"
+    with errors.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env, stderr=sink, cwd="/")
+    try:
+        deadline = time.monotonic() + 60
+        while not daemon.status(env) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert daemon.status(env), errors.read_bytes()[-2000:]
+        project = tmp_path / "project"
+        project.mkdir()
+        payload = json.dumps(pre_tool_payload("Bash", {"command": "ls"}, cwd=str(project))).encode()
+        answered = subprocess.run(fast_hook_argv("PreToolUse"), input=payload, capture_output=True, env=env, timeout=60)
+        assert answered.returncode == 0
+    finally:
+        daemon.stop(env)
+        proc.wait(timeout=60)
+    imported = set(re.findall(rb"^import time:\s+\d+ \|\s+\d+ \| *(\S+)", errors.read_bytes(), re.M))
+    modules = {m.decode() for m in imported}
+    assert "omcm_core._runtime.daemon" in modules and "omcm_core._runtime.dispatch" in modules
+    assert {"argparse", "omcm_core._cli.main", "omcm_core._cli.doctor", "structlog", "asyncio"} & modules == set()

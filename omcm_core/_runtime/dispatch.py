@@ -59,7 +59,7 @@ def manager_for(env: Mapping[str, str]):
     key = (env.get("OMCM_LOAD_PLUGINS"), env.get("OMCM_DISABLE_PLUGINS"))
     manager = _managers.get(key)
     if manager is None:
-        manager = _managers[key] = Manager.from_environment(env)
+        manager = _managers[key] = Manager.installed(env, omcm_home(env))
     return manager
 
 
