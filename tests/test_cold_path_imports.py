@@ -22,8 +22,9 @@ from omcm_core._cli.hook_command import fast_hook_argv
 from omcm_core.testing import pre_tool_payload, session_start_payload
 
 #: What no cold call needs: structlog (and asyncio, ssl, subprocess with it), cattrs (payloads
-#: arrive well typed), detect-secrets (a PreToolUse defers it), the MCP SDK, the metadata scan.
-NEVER = {"structlog", "asyncio", "ssl", "cattrs", "detect_secrets", "mcp", "importlib.metadata", "email"}
+#: arrive well typed), detect-secrets (deferred until the answer is out), the MCP SDK, the
+#: metadata scan, OpenSSL's hashlib (the digests come from CPython's built-in sha256).
+NEVER = {"structlog", "asyncio", "ssl", "cattrs", "detect_secrets", "mcp", "importlib.metadata", "email", "_hashlib"}
 ENV = {
     "OMCM_DAEMON": "0",  # the cold path: answered in process, no dispatcher started
     "OMCM__CORE__PLUGIN_BUDGET_MS": "60000",  # not a budget test: a loaded machine must not drop a plugin
@@ -181,3 +182,14 @@ def test_the_dispatcher_imports_no_cli_module(tmp_path):
     modules = {m.decode() for m in imported}
     assert "omcm_core._runtime.daemon" in modules and "omcm_core._runtime.dispatch" in modules
     assert {"argparse", "omcm_core._cli.main", "omcm_core._cli.doctor", "structlog", "asyncio"} & modules == set()
+
+
+def test_the_built_in_digest_is_hashlibs():
+    import hashlib
+
+    from omcm_core._runtime.digest import sha256
+
+    for data in (b"", b"abc", bytes(range(256)) * 300):
+        ours, theirs = sha256(data), hashlib.sha256(data)
+        ours.update(b"more"), theirs.update(b"more")
+        assert ours.hexdigest() == theirs.hexdigest()
