@@ -198,7 +198,7 @@ def _line(level: str, event: str, fields: dict) -> str:
     """One JSON line, as structlog's pipeline wrote it: the fields, ``event``, ``level``, ``timestamp``, masked."""
     import json
 
-    event_dict = dict(fields)
+    event_dict: Any = dict(fields)
     event_dict["event"] = event
     event_dict["level"] = level
     event_dict["timestamp"] = _timestamp()

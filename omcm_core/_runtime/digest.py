@@ -6,16 +6,23 @@ the bench machine; CPython's own built-in module gives the same digests.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
+
+_FOUND: list = []
 
 
 def sha256(data: bytes = b"") -> Any:
     """``hashlib.sha256(data)``: the same object interface (``update``, ``hexdigest``) and digests."""
-    try:
-        from _sha2 import sha256 as built_in  # type: ignore[import-not-found]  # Python 3.12+
-    except ImportError:
-        try:
-            from _sha256 import sha256 as built_in  # type: ignore[import-not-found,no-redef]  # 3.10, 3.11
-        except ImportError:  # another interpreter, or a build without it
-            from hashlib import sha256 as built_in  # type: ignore[no-redef]
-    return built_in(data)
+    if not _FOUND:
+        for name in ("_sha2", "_sha256"):  # Python 3.12+, then 3.10 and 3.11
+            try:
+                _FOUND.append(importlib.import_module(name).sha256)
+                break
+            except (ImportError, AttributeError):
+                continue
+        else:  # another interpreter, or a build without them
+            import hashlib
+
+            _FOUND.append(hashlib.sha256)
+    return _FOUND[0](data)
