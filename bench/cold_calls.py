@@ -6,7 +6,9 @@ with ``OMCM_DAEMON=0`` (the cold path's answer: the dispatcher it would start
 afterwards is not timed), for this checkout and, with ``--before-code DIR``,
 for another checkout's ``omcm_core`` (first on PYTHONPATH, same interpreter,
 same plugins, same store). Each variant's plugin cache is warmed first. Prints
-medians, p95 and the ratio to the bare interpreter, plus the load average.
+medians, p95 and the ratio to the bare interpreter, plus the load average, and
+each process's CPU time (user + system, from ``getrusage``), which a loaded
+machine disturbs far less than wall time.
 
     python bench/cold_calls.py --rounds 20 --before-code /tmp/omcm-before [--log-level debug]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,10 +44,19 @@ def payloads(project: Path) -> dict[str, dict]:
     }
 
 
-def timed(argv: list[str], data: bytes, env: dict, cwd: Path) -> float:
+#: CPU time (user + system) of each call's process, by variant: steadier than wall time on a loaded machine.
+CPU: dict[object, list[float]] = {}
+
+
+def timed(argv: list[str], data: bytes, env: dict, cwd: Path, key: object = None) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, input=data, capture_output=True, env=env, cwd=cwd, check=False)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    CPU.setdefault(key, []).append(cpu)
+    return wall
 
 
 def main() -> None:
@@ -81,25 +93,30 @@ def main() -> None:
                     timed([sys.executable, "-S", str(FAST_HOOK), event], data, env, project)
         loads = []
         for _ in range(args.rounds):
-            bases.append(timed(["/usr/bin/python3", "-c", "pass"], b"", os.environ.copy(), project))
+            bases.append(timed(["/usr/bin/python3", "-c", "pass"], b"", os.environ.copy(), project, "base"))
             loads.append(os.getloadavg()[0])
             for name, env in variants.items():
                 for event, payload in calls.items():
                     n += 1
                     data = json.dumps({**payload, "tool_use_id": f"toolu_cold_{n}"}).encode()
                     results.setdefault((name, event), []).append(
-                        timed([sys.executable, "-S", str(FAST_HOOK), event], data, env, project)
+                        timed([sys.executable, "-S", str(FAST_HOOK), event], data, env, project, (name, event))
                     )
         base = statistics.median(bases)
         print(
             f"{args.rounds} rounds, {os.cpu_count()} cpus, load average {min(loads):.1f}-{max(loads):.1f},"
             f" log level {args.log_level}"
         )
-        print(f"bare /usr/bin/python3 -c pass: median {base:.1f} ms")
+        base_cpu = statistics.median(CPU["base"])
+        print(f"bare /usr/bin/python3 -c pass: median {base:.1f} ms, CPU {base_cpu:.1f} ms")
         for (name, event), values in results.items():
             values.sort()
             med, p95 = statistics.median(values), values[min(len(values) - 1, int(0.95 * len(values)))]
-            print(f"{name:<7} {event:<13} cold median {med:7.1f} ms  p95 {p95:7.1f}  x{med / base:5.2f}")
+            cpu = statistics.median(CPU[(name, event)])
+            print(
+                f"{name:<7} {event:<13} cold median {med:7.1f} ms  p95 {p95:7.1f}  x{med / base:5.2f}"
+                f"   CPU {cpu:6.1f} ms  x{cpu / base_cpu:5.2f}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
