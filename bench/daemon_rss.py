@@ -5,7 +5,9 @@ the registered fast hook starts the dispatcher (as in a real session); once it
 answers, a SessionStart and ``--pairs`` PreToolUse/PostToolUse pairs (Bash, 2 KB
 of output each, so the observer records and masks) go through it; then its
 ``VmHWM`` (peak resident set) and ``VmRSS`` are read from /proc and it is
-stopped. ``--before-code DIR`` runs the same with DIR's ``omcm_core`` first on
+stopped. Then, with the store and plugin cache that run left, the time from
+spawning ``python -m omcm_core daemon run`` (as a cold call does) to its socket
+accepting a connection. ``--before-code DIR`` runs the same with DIR's ``omcm_core`` first on
 PYTHONPATH (same interpreter, same plugins). Linux only.
 
     python bench/daemon_rss.py --runs 3 --before-code /tmp/omcm-before
@@ -82,9 +84,32 @@ def one_run(code: Path, env: dict, work: Path, pairs: int) -> dict:
             }
             call(code, "PostToolUse", post, env, project)
         time.sleep(1.5)  # the last recording (after the answer) is done
-        return daemon_memory_mb(home)
+        memory = daemon_memory_mb(home)
     finally:
         daemon(env, "stop")
+    return {**memory, "listen_ms": listen_ms(env)}
+
+
+def listen_ms(env: dict) -> float | None:
+    """Milliseconds from spawning the dispatcher to its socket accepting a connection."""
+    import socket
+
+    find = "import os; from omcm_core._runtime.wire import socket_path; print(socket_path(dict(os.environ)))"
+    path = subprocess.run([sys.executable, "-c", find], env=env, capture_output=True, text=True, cwd="/").stdout
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "omcm_core", "daemon", "run"], env=env, cwd="/")
+    try:
+        while time.perf_counter() - start < 30 and proc.poll() is None:
+            with socket.socket(socket.AF_UNIX) as probe:
+                try:
+                    probe.connect(path.strip())
+                    return (time.perf_counter() - start) * 1000
+                except OSError:
+                    time.sleep(0.003)
+        return None
+    finally:
+        daemon(env, "stop")
+        proc.wait(timeout=30)
 
 
 def main() -> None:
@@ -115,9 +140,11 @@ def main() -> None:
         if not peaks:
             print(f"{name:<7} no dispatcher found")
             continue
+        listens = [r["listen_ms"] for r in runs if r.get("listen_ms")]
         print(
             f"{name:<7} peak RSS (VmHWM) median {statistics.median(peaks):.1f} MB"
-            f" (min {min(peaks):.1f}, max {max(peaks):.1f}); RSS at the end {statistics.median(rss):.1f} MB"
+            f" (min {min(peaks):.1f}, max {max(peaks):.1f}); RSS at the end {statistics.median(rss):.1f} MB;"
+            f" listening {statistics.median(listens) if listens else float('nan'):.0f} ms after its spawn"
         )
 
 
