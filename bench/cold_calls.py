@@ -48,6 +48,17 @@ def payloads(project: Path) -> dict[str, dict]:
 CPU: dict[object, list[float]] = {}
 
 
+#: ``--floor``: what the interpreter costs before any plugin runs, each row adding imports to the one before
+#: (``python -S`` then ``site.main()``, as the client does before importing omcm_core).
+FLOOR = {
+    "site": "",
+    "+attrs": "; import attrs",
+    "+pluggy,sqlite3,json": "; import attrs, pluggy, sqlite3, json",
+    "+omcm_core's call path": "; import attrs, pluggy, sqlite3, json; from omcm_core._runtime import dispatch, manager"
+    "; from omcm_core import config, context, store, records, events; from omcm_core._runtime import breaker, stats",
+}
+
+
 def timed(argv: list[str], data: bytes, env: dict, cwd: Path, key: object = None) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -63,6 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--before-code", type=Path)
+    parser.add_argument("--floor", action="store_true", help="also time the imports under a cold call, row by row")
     parser.add_argument(
         "--log-level", default="info", help="OMCM_LOG_LEVEL of the calls (debug: every call writes a log line)"
     )
@@ -95,6 +107,9 @@ def main() -> None:
         for _ in range(args.rounds):
             bases.append(timed(["/usr/bin/python3", "-c", "pass"], b"", os.environ.copy(), project, "base"))
             loads.append(os.getloadavg()[0])
+            for label, code in FLOOR.items() if args.floor else ():
+                argv = [sys.executable, "-S", "-c", "import site; site.main()" + code]
+                results.setdefault(("floor", label), []).append(timed(argv, b"", base_env, project, ("floor", label)))
             for name, env in variants.items():
                 for event, payload in calls.items():
                     n += 1
@@ -114,7 +129,7 @@ def main() -> None:
             med, p95 = statistics.median(values), values[min(len(values) - 1, int(0.95 * len(values)))]
             cpu = statistics.median(CPU[(name, event)])
             print(
-                f"{name:<7} {event:<13} cold median {med:7.1f} ms  p95 {p95:7.1f}  x{med / base:5.2f}"
+                f"{name:<7} {event:<13.13} cold median {med:7.1f} ms  p95 {p95:7.1f}  x{med / base:5.2f}"
                 f"   CPU {cpu:6.1f} ms  x{cpu / base_cpu:5.2f}"
             )
     finally:
