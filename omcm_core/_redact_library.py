@@ -52,23 +52,13 @@ _CANDIDATE = re.compile(r"[A-Za-z0-9_+=-]{11}|://|PRIVATE")
 _state: dict[str, Any] = {"deferred": False}
 
 
-def defer(whole_process: bool = False) -> None:
-    """This process answers one call: mask with omcm's rules alone unless the library is loaded.
+def defer() -> None:
+    """This process answers one PreToolUse call: mask with omcm's rules alone unless the library is loaded.
 
-    A cold call (no warm dispatcher) defers the library until its answer is out
-    (:func:`resume`): a log line or a plugin masking before the answer would
-    otherwise import it (100 ms and more). ``whole_process`` (a cold PreToolUse
-    call) keeps it deferred for what runs after the answer too. The warm
-    dispatcher loads the library when it starts (:func:`load`).
+    The warm dispatcher loads the library when it starts (:func:`load`), so
+    only a cold PreToolUse call (the fallback) records without it.
     """
     _state["deferred"] = True
-    _state["whole_process"] = _state.get("whole_process", False) or whole_process
-
-
-def resume() -> None:
-    """The answer is out: mask with the library again, unless :func:`defer` said for the whole process."""
-    if not _state.get("whole_process"):
-        _state["deferred"] = False
 
 
 def load() -> bool:

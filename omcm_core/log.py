@@ -27,7 +27,7 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 MAX_BYTES = 10 * 1024 * 1024
 KEEP = 3
 
-_state: dict[str, Any] = {"level": None, "path": None, "stderr": False, "sink": None}
+_state: dict[str, Any] = {"level": None, "path": None, "stderr": False, "sink": None, "library": True}
 # A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
 _lock = _thread.allocate_lock()
 
@@ -65,11 +65,21 @@ def log_path() -> Path | None:
     return _state["path"]
 
 
+def mask_with_library(on: bool) -> None:
+    """Whether lines are masked with detect-secrets' detectors too (always with omcm's rules).
+
+    Off while a cold call (no warm dispatcher) is answering: the library's import
+    (100-450 ms) would be a line's cost; the call turns it on again once its
+    answer is out. Not a setting: a process-wide switch for that one path.
+    """
+    _state["library"] = on
+
+
 def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
     # By key name too: log.info("login", password=...) masks the value whatever it looks like.
     from omcm_core.redact import mask_structured
 
-    return mask_structured(event_dict)
+    return mask_structured(event_dict, library=_state["library"])
 
 
 def _max_bytes() -> int:

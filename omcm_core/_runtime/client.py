@@ -210,9 +210,8 @@ def answer(args, raw: bytes, environ=None, handoff=None):
     jobs: list = []
     outcome = dispatch.handle(raw, argv_event or None, env, one_call=True, later=jobs)
     if jobs:  # the plugins' deferred work (omcm_core.after_answer): once the answer is out
-        from omcm_core import _redact_library, after_answer
+        from omcm_core import after_answer
 
-        _later.append(_redact_library.resume)  # the answer is out: the recording masks with detect-secrets too
         _later.append(lambda: after_answer.run(jobs))
     return outcome.exit_code, outcome.stdout, outcome.stderr
 

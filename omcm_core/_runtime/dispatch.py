@@ -89,10 +89,8 @@ def handle(
     log.configure(home, env.get("OMCM_LOG_LEVEL"))
     started = time.perf_counter()
     try:
-        if one_call:  # a cold call: no detect-secrets before the answer (a log line would import it: 100 ms+)
-            from omcm_core import _redact_library
-
-            _redact_library.defer()
+        if one_call:  # a cold call's lines before its answer: omcm's rules alone (detect-secrets costs 100 ms+)
+            log.mask_with_library(False)
         from omcm_core import agents  # the agent's payload and answer at the edge (docs/agents.md)
 
         agent = agents.for_env(env)
@@ -101,7 +99,9 @@ def handle(
         if event is None:
             return EMPTY
         if one_call and event.hook_event_name == "PreToolUse":
-            _redact_library.defer(whole_process=True)  # its after-answer work too (see _redact_library.defer)
+            from omcm_core import _redact_library  # no import of its own: a flag
+
+            _redact_library.defer()  # importing detect-secrets would cost this call 100 ms and more
         manager = _one_call_manager(env, event, home) if one_call else manager_factory(env)
         return agents.outgoing(agent, event, _answer(event, env, home, manager, keeper, started, later), home)
     except BaseException as exc:  # the session must never break because of us
@@ -109,6 +109,9 @@ def handle(
             raise
         _logger.exception("dispatch_crashed", error=f"{type(exc).__name__}: {exc}")
         return EMPTY
+    finally:
+        if one_call:  # what runs after the answer (its deferred jobs) logs as a warm call does
+            log.mask_with_library(True)
 
 
 def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
@@ -131,7 +134,10 @@ def read_event(raw: bytes, argv_event: str | None) -> Any:
     except (ValueError, PayloadError) as exc:
         from omcm_core.redact import mask_head  # only on this error path: masking costs an import
 
-        _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
+        # Cut to 500 characters masked; the log masks the line again, with detect-secrets where it may.
+        _logger.error(
+            "bad_payload", error=mask_head(str(exc), 500, library=False), bytes=len(raw), argv_event=argv_event
+        )
         return None
     return event
 
