@@ -743,7 +743,7 @@ _PROGRAMS = R(r"^(?:\(\?\w+\))?(?:\\b)?\(\?:([a-z0-9|\\.-]+)\)(?![?*{])")
 
 def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
     """A command-line rule's program names (``(?:zip|unzip)``, ``\\bredis-cli``), when the pattern starts with them."""
-    text = pattern.pattern
+    text = pattern._args[0] if isinstance(pattern, _Lazy) else pattern.pattern  # its source: not compiled for this
     found = _PROGRAMS.match(text)
     if found and "\\s" not in found.group(1):
         return tuple(p.replace("\\", "") for p in found.group(1).split("|"))
@@ -751,8 +751,34 @@ def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return (plain.group(1),) if plain else ()
 
 
+def _gated(lazy: _Lazy, repl: Callable[[re.Match[str]], str], needles: tuple[str, ...]) -> Rule:
+    """A token rule whose pattern compiles when a text first holds one of its needles.
+
+    Most processes mask a few short texts (log lines) that hold none: compiling the
+    47 token and keyword patterns up front cost every such process ~6 ms. Until then
+    the needles are matched case-folded (the pattern's own flags are known only once
+    compiled), which lets through every text the exact check would; then the rule is
+    the eager one's.
+    """
+    folded = tuple(n.lower() for n in needles)
+    ready: list = []
+
+    def run(text: str) -> str:
+        if not ready:
+            if not any(n in text.lower() for n in folded):
+                return text
+            pattern = lazy.compiled()
+            ready.append((pattern, bool(pattern.flags & re.IGNORECASE)))
+        pattern, lower = ready[0]
+        seen = text.lower() if lower else text
+        return pattern.sub(repl, text) if any(n in seen for n in needles) else text
+
+    return run
+
+
 def rules(words: frozenset[str]) -> list[Rule]:
-    """Every rule as a function of the text, in the order they run (compiles every pattern, once)."""
+    """Every rule as a function of the text, in the order they run (compiles each pattern once, a token
+    rule's when a text first holds its needle: :func:`_gated`)."""
     # The helpers the rules call per match then use the compiled patterns, without delegation.
     table = globals()
     for name, value in list(table.items()):
@@ -761,10 +787,12 @@ def rules(words: frozenset[str]) -> list[Rule]:
     out: list[Rule] = []
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
-        pattern = compiled(pattern)
         needles = _NEEDLES.get(kind) or _literals(pattern)
         if not needles:
-            return lambda text: pattern.sub(repl, text)
+            real = compiled(pattern)
+            return lambda text: real.sub(repl, text)
+        if isinstance(pattern, _Lazy):
+            return _gated(pattern, repl, needles)
         lower = bool(pattern.flags & re.IGNORECASE)
 
         def run(text: str) -> str:

@@ -193,3 +193,24 @@ def test_the_built_in_digest_is_hashlibs():
         ours, theirs = sha256(data), hashlib.sha256(data)
         ours.update(b"more"), theirs.update(b"more")
         assert ours.hexdigest() == theirs.hexdigest()
+
+
+GATED_PROBE = r"""
+import json
+from omcm_core import _redact_rules, redact
+quiet = redact.mask("dispatched PreToolUse plugins=3 ms=12.5", library=False)
+after_quiet = _redact_rules.compiled_count()
+# Upper case where the rule's pattern folds case: the first text to reach it must be masked all the same.
+shouted = redact.mask("curl -H 'AUTHORIZATION: Bearer Zx81kQm2Lr7Vp0aaQ1zz' https://x", library=False)
+token = redact.mask("token ghp_" + "Zq9Xw8Vu" * 5, library=False)
+print(json.dumps([quiet, after_quiet, shouted, token, _redact_rules.compiled_count()]))
+"""
+
+
+def test_token_rules_compile_when_a_text_first_holds_their_needle():
+    out = subprocess.run([sys.executable, "-c", GATED_PROBE], capture_output=True, text=True, check=True)
+    quiet, after_quiet, shouted, token, after_all = json.loads(out.stdout)
+    assert quiet == "dispatched PreToolUse plugins=3 ms=12.5"
+    assert "Zx81kQm2Lr7Vp0aaQ1zz" not in shouted and "[REDACTED" in shouted
+    assert "Zq9Xw8Vu" not in token and "[REDACTED:github-token]" in token
+    assert after_all > after_quiet  # the token rules compiled on their first candidate text, not before
