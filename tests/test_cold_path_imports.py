@@ -214,3 +214,19 @@ def test_token_rules_compile_when_a_text_first_holds_their_needle():
     assert "Zx81kQm2Lr7Vp0aaQ1zz" not in shouted and "[REDACTED" in shouted
     assert "Zq9Xw8Vu" not in token and "[REDACTED:github-token]" in token
     assert after_all > after_quiet  # the token rules compiled on their first candidate text, not before
+
+
+def test_a_gated_rule_reads_the_case_folding_of_its_pattern_right():
+    """Before compiling, a rule reads from the source whether its pattern ignores case: never wrongly "no"."""
+    import re as std_re
+
+    from omcm_core import _redact_rules
+
+    lazies = [p for _, p in _redact_rules._WHOLE + _redact_rules._VALUED]
+    lazies += [v for v in vars(_redact_rules).values() if isinstance(v, _redact_rules._Lazy)]
+    assert lazies
+    for lazy in lazies:
+        if isinstance(lazy, _redact_rules._Lazy) and lazy.compiled().flags & std_re.IGNORECASE:
+            assert _redact_rules.folds_case(lazy), lazy._args[0][:60]
+    for source, folds in (("(?i)ab", True), ("(?s)(?i)ab", True), ("(?s)ab", False), ("ab(?i:c)", False)):
+        assert _redact_rules.folds_case(_redact_rules._Lazy(source, 0)) is folds
