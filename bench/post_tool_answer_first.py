@@ -2,6 +2,7 @@
 
     python bench/post_tool_answer_first.py                      # this checkout, 30 rounds
     python bench/post_tool_answer_first.py --before 3ada415     # and the given commit, interleaved
+    python bench/post_tool_answer_first.py --native             # through the native client (as installed)
 
 Each round times, as separate processes, `/usr/bin/python3 -c pass` (the ratios' base) and
 `python -S .../omcm_core/fast_hook.py PostToolUse` (what `omcm install` registers) with the warm
@@ -10,6 +11,8 @@ secret among them) and with 20 lines; each call has its own tool_use_id. After t
 checks that every call was recorded (the observer records after answering) and says how long
 the last record took to land after its answer. ``--before REV`` runs the same rounds against
 that commit's code (a git worktree put first on PYTHONPATH, its own dispatcher), interleaved.
+``--native`` calls each variant through the native client built for it (what ``omcm install``
+registers where a C compiler exists) instead of the Python client.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--before", help="a commit to measure too, interleaved")
+    parser.add_argument("--native", action="store_true", help="through the native client, as installed")
     parser.add_argument(
         "--gap",
         type=float,
@@ -87,6 +91,12 @@ def main() -> int:
         env.pop("OMCM_LOAD_PLUGINS", None)
         env["OMCM_DAEMON"] = "1"
         argv = [str(python), "-S", str(tree / "omcm_core" / "fast_hook.py"), "PostToolUse"]
+        if args.native:  # built by that variant's own code, for its own installation (socket, client path)
+            binary = work / f"omcm-hook-{name}"
+            build = "import sys; from pathlib import Path; from omcm_core._cli import native_client as n; "
+            build += "b, how = n.build(Path(sys.argv[1])); print(how) if b is None else None; sys.exit(b is None)"
+            subprocess.run([str(python), "-c", build, str(binary)], env=env, cwd=tree, check=True)
+            argv = [str(binary), "hook", "PostToolUse"]
         envs[name] = (argv, env)
         timed(argv, payload(project, 20), env)  # starts its dispatcher
     time.sleep(3)
@@ -103,7 +113,7 @@ def main() -> int:
                 times.setdefault(f"PostToolUse {label}, {name}", []).append(timed(argv, payload(project, lines), env))
     base_median = statistics.median(times["python3 -c pass"])
     print(
-        f"{args.rounds} rounds, gap {args.gap} s, load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f"{args.rounds} rounds, {'native' if args.native else 'Python'} client, gap {args.gap} s, load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     print(f"{'':40} {'median':>8} {'p95':>8} {'x base':>7}")
     for label, values in times.items():

@@ -40,6 +40,10 @@ class _Lazy:
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
             _COMPILED[0] += 1
+            table = globals()  # a module-level pattern: the helpers using it then skip this delegation
+            for name, value in list(table.items()):
+                if value is self:
+                    table[name] = self._compiled
         return self._compiled
 
     def __getattr__(self, name: str) -> Any:
@@ -743,7 +747,7 @@ _PROGRAMS = R(r"^(?:\(\?\w+\))?(?:\\b)?\(\?:([a-z0-9|\\.-]+)\)(?![?*{])")
 
 def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
     """A command-line rule's program names (``(?:zip|unzip)``, ``\\bredis-cli``), when the pattern starts with them."""
-    text = pattern.pattern
+    text = pattern._args[0] if isinstance(pattern, _Lazy) else pattern.pattern  # its source: not compiled for this
     found = _PROGRAMS.match(text)
     if found and "\\s" not in found.group(1):
         return tuple(p.replace("\\", "") for p in found.group(1).split("|"))
@@ -751,20 +755,54 @@ def _literals(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return (plain.group(1),) if plain else ()
 
 
+def folds_case(lazy: _Lazy) -> bool:
+    """Whether the pattern ignores case, read from its source (a leading ``(?i)``) and flags, without compiling it.
+
+    Python takes global inline flags only at the start of a pattern; a leading group that
+    is not one (``(?:mysql|...)``) counts too when it holds an ``i``: that only makes the
+    needle check looser (the pattern decides).
+    """
+    source, flags = lazy._args
+    if flags & re.IGNORECASE:
+        return True
+    while source.startswith("(?"):  # each leading group, as (?s)(?i)
+        end = source.find(")")
+        if end < 0 or "i" in source[2:end]:
+            return True
+        source = source[end + 1 :]
+    return False
+
+
+def _gated(lazy: _Lazy, repl: Callable[[re.Match[str]], str], needles: tuple[str, ...]) -> Rule:
+    """A token rule whose pattern compiles when a text first holds one of its needles.
+
+    Most processes mask a few short texts (log lines) that hold none: compiling the
+    token and keyword patterns up front cost every such process ~6 ms. The needle
+    check is the eager rule's, so is the rule once compiled.
+    """
+    lower = folds_case(lazy)
+
+    def run(text: str) -> str:
+        seen = text.lower() if lower else text
+        return lazy.compiled().sub(repl, text) if any(n in seen for n in needles) else text
+
+    return run
+
+
 def rules(words: frozenset[str]) -> list[Rule]:
-    """Every rule as a function of the text, in the order they run (compiles every pattern, once)."""
-    # The helpers the rules call per match then use the compiled patterns, without delegation.
-    table = globals()
-    for name, value in list(table.items()):
-        if isinstance(value, _Lazy):
-            table[name] = value.compiled()
+    """Every rule as a function of the text, in the order they run (compiles each pattern once, a token
+    rule's when a text first holds its needle: :func:`_gated`)."""
+    # Module-level patterns compile on their first use (a helper's prefilter may never let a text through),
+    # then replace their name here (_Lazy.compiled): per match, no delegation.
     out: list[Rule] = []
 
     def sub(pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str], kind: str = "") -> Rule:
-        pattern = compiled(pattern)
         needles = _NEEDLES.get(kind) or _literals(pattern)
         if not needles:
-            return lambda text: pattern.sub(repl, text)
+            real = compiled(pattern)
+            return lambda text: real.sub(repl, text)
+        if isinstance(pattern, _Lazy):
+            return _gated(pattern, repl, needles)
         lower = bool(pattern.flags & re.IGNORECASE)
 
         def run(text: str) -> str:

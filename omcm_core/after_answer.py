@@ -20,9 +20,10 @@ observer recovers such calls from the transcript, see its docs).
 from __future__ import annotations
 
 import contextlib
-import queue
 import threading
 import time
+from _queue import Empty as _Empty  # what `queue` re-exports: `queue` imports heapq and more
+from _queue import SimpleQueue
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -99,7 +100,7 @@ class Runner:
     """The warm dispatcher's background thread: runs submitted jobs in order on its own connections."""
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: SimpleQueue = SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stores: dict[Any, Any] = {}
@@ -135,7 +136,7 @@ class Runner:
             while True:
                 try:
                     ctx, job = self._queue.get(timeout=0.5)
-                except queue.Empty:
+                except _Empty:
                     if not threading.main_thread().is_alive():
                         return
                     continue

@@ -1,8 +1,11 @@
-"""structlog, configured once: JSON lines in OMCM_HOME/logs/omcm.jsonl, never stdout.
+"""JSON lines in OMCM_HOME/logs/omcm.jsonl, never stdout: structlog's format, without structlog.
 
-structlog costs ~40 ms to import, so the module exposes a tiny facade whose
-level check is free and which imports and configures structlog on the first
-line actually written. Every value is masked (``omcm_core.redact``) on the way.
+Each line is what structlog's pipeline (bound fields, ``event``, ``level``, an ISO
+UTC ``timestamp``, every value masked by ``omcm_core.redact``, ``json.dumps``) wrote,
+written here by a few lines of code: importing structlog cost a cold hook call
+that logs 70 ms (it imports ``asyncio``, and with it ``socket``, ``ssl`` and
+``subprocess``). Only a line with ``exc_info`` imports it, for its structured
+traceback (the ``exception`` field), on that error path alone.
 
 The file is capped: past :data:`MAX_BYTES` (``OMCM_LOG_MAX_MB``, default 10) it is
 renamed ``omcm.jsonl.1`` (older ones shift up to ``.{KEEP}``, the oldest goes) and
@@ -24,7 +27,7 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 MAX_BYTES = 10 * 1024 * 1024
 KEEP = 3
 
-_state: dict[str, Any] = {"level": None, "path": None, "logger": None, "stderr": False, "sink": None}
+_state: dict[str, Any] = {"level": None, "path": None, "stderr": False, "sink": None, "library": True}
 # A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
 _lock = _thread.allocate_lock()
 
@@ -41,7 +44,6 @@ def configure(home: Path | None, level: str | None = None, stderr: bool = False)
     if (new_level, new_path, stderr) == (_state["level"], _state["path"], _state["stderr"]):
         if _state["sink"] is not None and _outgrown(_state["sink"], new_path):
             with _lock:  # the next line reopens the file, rotating it first
-                _state["logger"] = None
                 sink, _state["sink"] = _state["sink"], None
             if sink is not sys.stderr:
                 try:
@@ -50,7 +52,7 @@ def configure(home: Path | None, level: str | None = None, stderr: bool = False)
                     pass
         return
     with _lock:
-        _state.update(level=new_level, path=new_path, stderr=stderr, logger=None)
+        _state.update(level=new_level, path=new_path, stderr=stderr)
         sink, _state["sink"] = _state["sink"], None
     if sink is not None and sink is not sys.stderr:
         try:
@@ -63,11 +65,21 @@ def log_path() -> Path | None:
     return _state["path"]
 
 
+def mask_with_library(on: bool) -> None:
+    """Whether lines are masked with detect-secrets' detectors too (always with omcm's rules).
+
+    Off while a cold call (no warm dispatcher) is answering: the library's import
+    (100-450 ms) would be a line's cost; the call turns it on again once its
+    answer is out. Not a setting: a process-wide switch for that one path.
+    """
+    _state["library"] = on
+
+
 def _mask_processor(_logger: Any, _name: str, event_dict: dict) -> dict:
     # By key name too: log.info("login", password=...) masks the value whatever it looks like.
     from omcm_core.redact import mask_structured
 
-    return mask_structured(event_dict)
+    return mask_structured(event_dict, library=_state["library"])
 
 
 def _max_bytes() -> int:
@@ -165,26 +177,49 @@ def _open_sink():
         return sys.stderr
 
 
-def _logger():
-    if _state["logger"] is None:
-        import structlog  # outside the lock: an import takes the import lock, which another thread may hold
-
+def _sink():
+    if _state["sink"] is None:
         with _lock:
-            if _state["logger"] is None:
-                sink = _state["sink"] = _open_sink()
-                _state["logger"] = structlog.wrap_logger(
-                    structlog.WriteLogger(sink),
-                    processors=[
-                        structlog.contextvars.merge_contextvars,
-                        structlog.processors.add_log_level,
-                        structlog.processors.TimeStamper(fmt="iso", utc=True),
-                        structlog.processors.dict_tracebacks,
-                        _mask_processor,
-                        structlog.processors.JSONRenderer(),
-                    ],
-                    wrapper_class=structlog.make_filtering_bound_logger(_state["level"] or 20),
-                )
-    return _state["logger"]
+            if _state["sink"] is None:
+                _state["sink"] = _open_sink()
+    return _state["sink"]
+
+
+def _timestamp() -> str:
+    """UTC now as ``datetime.isoformat()`` writes it, ``+00:00`` as ``Z``: without importing datetime."""
+    import time
+
+    ns = time.time_ns()
+    t = time.gmtime(ns // 1_000_000_000)
+    micro = ns // 1000 % 1_000_000
+    stamp = f"{t[0]:04d}-{t[1]:02d}-{t[2]:02d}T{t[3]:02d}:{t[4]:02d}:{t[5]:02d}"
+    return f"{stamp}.{micro:06d}Z" if micro else f"{stamp}Z"
+
+
+def _fallback(obj: Any) -> Any:
+    # What structlog's JSONRenderer does with a value json cannot write.
+    try:
+        return obj.__structlog__()
+    except AttributeError:
+        return repr(obj)
+
+
+def _line(level: str, event: str, fields: dict) -> str:
+    """One JSON line, as structlog's pipeline wrote it: the fields, ``event``, ``level``, ``timestamp``, masked."""
+    import json
+
+    event_dict: Any = dict(fields)
+    event_dict["event"] = event
+    event_dict["level"] = level
+    event_dict["timestamp"] = _timestamp()
+    if event_dict.get("exc_info"):
+        # The error path only: structlog's structured traceback (it imports structlog, asyncio among it).
+        from structlog.processors import dict_tracebacks
+
+        event_dict = dict_tracebacks(None, level, event_dict)
+    else:
+        event_dict.pop("exc_info", None)
+    return json.dumps(_mask_processor(None, level, event_dict), default=_fallback)
 
 
 class Logger:
@@ -204,7 +239,10 @@ class Logger:
         if _LEVELS[level] < _state["level"]:
             return
         try:
-            getattr(_logger(), level)(event, **{**self._fields, **kw})
+            line = _line(level, event, {**self._fields, **kw})
+            sink = _sink()
+            sink.write(line + "\n")
+            sink.flush()
         except Exception:  # logging must never break a hook
             pass
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -52,7 +51,9 @@ def safe_component(name: str) -> str:
     clean = _SAFE.sub("_", name)[:_MAX_COMPONENT]
     if clean == name and clean not in ("", ".", ".."):
         return clean
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    from omcm_core._runtime.digest import sha256  # not hashlib: it loads OpenSSL, on every hook's path
+
+    digest = sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{clean.strip('.') or 'id'}-{digest}"
 
 

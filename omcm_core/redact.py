@@ -232,12 +232,13 @@ def rules_version() -> str:
     """
     if not _VERSION:
         import glob
-        import hashlib
         import importlib.util
         import os
         from pathlib import Path
 
-        digest = hashlib.sha256()
+        from omcm_core._runtime.digest import sha256  # not hashlib: it loads OpenSSL (a cold call's ms)
+
+        digest = sha256()
         here = Path(__file__).resolve().parent
         for name in ("redact.py", "_redact_rules.py", "_redact_library.py"):
             try:

@@ -33,8 +33,6 @@ the PostgreSQL driver.
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import json
 import re
 import sys
@@ -231,6 +229,9 @@ _SALTS: dict[str, tuple[str | None, float]] = {}
 def hash_project(salt: str, source: str) -> str:
     if not source:
         return ""
+    import hashlib  # here: sharing.enabled() imports this module on every PreToolUse; hashlib loads OpenSSL
+    import hmac
+
     return hmac.new(salt.encode(), source.encode(), hashlib.sha256).hexdigest()[:32]
 
 

@@ -28,6 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from omcm_core._cli.mcp_stdio import main as mcp_main
 
         return mcp_main()
+    if argv == ["daemon", "run"]:  # what a hook call spawns: the long-lived process imports no CLI module
+        return _daemon_run()
     from omcm_core._cli.main import run
 
     try:
@@ -36,6 +38,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return reader_left()
     return code
+
+
+def _daemon_run() -> int:
+    """``omcm daemon run`` as the CLI runs it, without argparse and every command's module (~3 MB kept for days)."""
+    import os
+
+    from omcm_core import log
+    from omcm_core._runtime import daemon
+    from omcm_core.paths import omcm_home
+
+    env = dict(os.environ)
+    log.configure(omcm_home(env))
+    return daemon.run(env)
 
 
 def reader_left() -> int:

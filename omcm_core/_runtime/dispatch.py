@@ -59,7 +59,7 @@ def manager_for(env: Mapping[str, str]):
     key = (env.get("OMCM_LOAD_PLUGINS"), env.get("OMCM_DISABLE_PLUGINS"))
     manager = _managers.get(key)
     if manager is None:
-        manager = _managers[key] = Manager.from_environment(env)
+        manager = _managers[key] = Manager.installed(env, omcm_home(env))
     return manager
 
 
@@ -89,6 +89,8 @@ def handle(
     log.configure(home, env.get("OMCM_LOG_LEVEL"))
     started = time.perf_counter()
     try:
+        if one_call:  # a cold call's lines before its answer: omcm's rules alone (detect-secrets costs 100 ms+)
+            log.mask_with_library(False)
         from omcm_core import agents  # the agent's payload and answer at the edge (docs/agents.md)
 
         agent = agents.for_env(env)
@@ -109,6 +111,9 @@ def handle(
         from omcm_core._runtime.crash import crash_reply
 
         return crash_reply(raw, argv_event, env, home)  # empty, but a configured guard's gate is denied
+    finally:
+        if one_call:  # what runs after the answer (its deferred jobs) logs as a warm call does
+            log.mask_with_library(True)
 
 
 def _one_call_manager(env: Mapping[str, str], event: Any, home: Path):
@@ -131,7 +136,10 @@ def read_event(raw: bytes, argv_event: str | None) -> Any:
     except (ValueError, PayloadError) as exc:
         from omcm_core.redact import mask_head  # only on this error path: masking costs an import
 
-        _logger.error("bad_payload", error=mask_head(str(exc), 500), bytes=len(raw), argv_event=argv_event)
+        # Cut to 500 characters masked; the log masks the line again, with detect-secrets where it may.
+        _logger.error(
+            "bad_payload", error=mask_head(str(exc), 500, library=False), bytes=len(raw), argv_event=argv_event
+        )
         return None
     return event
 

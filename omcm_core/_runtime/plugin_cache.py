@@ -25,7 +25,6 @@ cannot be read or parsed is ignored and rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+
+from omcm_core._runtime.digest import sha256
 
 #: Bumped when the file's layout changes: an older file is then simply stale.
 FORMAT = 1
@@ -75,7 +76,7 @@ def installation_key() -> str:
     """A digest of everything on ``sys.path`` that decides which distributions are installed."""
     import omcm_core
 
-    digest = hashlib.sha256()
+    digest = sha256()
     head = [FORMAT, sys.executable, sys.version, omcm_core.__version__, omcm_core.__file__, sys.path]
     digest.update(repr(head).encode("utf-8", "surrogateescape"))
     for entry in sys.path:
@@ -96,7 +97,7 @@ def _isdir(st: os.stat_result) -> bool:
 def cache_path(home: Path) -> Path:
     """One file per interpreter and search path: two virtual environments may share OMCM_HOME."""
     ident = repr((sys.executable, sys.path)).encode("utf-8", "surrogateescape")
-    return home / "cache" / f"plugins-{hashlib.sha256(ident).hexdigest()[:16]}.json"
+    return home / "cache" / f"plugins-{sha256(ident).hexdigest()[:16]}.json"
 
 
 def read(home: Path) -> list[Entry] | None:

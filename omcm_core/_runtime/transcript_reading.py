@@ -14,7 +14,6 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
-from omcm_core.redact import mask_head
 from omcm_core.transcripts import claude_entry, message_blocks, result_text
 
 MAX_READ = 1 << 20  # bytes per file per call
@@ -178,6 +177,8 @@ def _store_entry(conn, entry: dict, path: str, now: float) -> None:
 # -- small parsers ------------------------------------------------------------------
 def _masked_text(text: str) -> str:
     """Masked, then cut (a secret across the cut is still recognised whole), without masking megabytes."""
+    from omcm_core.redact import mask_head  # here: a call with nothing new to read never imports the rules
+
     return mask_head(text, RESULT_CHARS)
 
 
