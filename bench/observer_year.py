@@ -164,6 +164,9 @@ def main() -> int:
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--skip-usual-hybrid", action="store_true", help="time hybrid through the fast route only")
+    parser.add_argument("--in-process-only", action="store_true", help="skip the command-line timings")
+    parser.add_argument("--keep-cache", action="store_true", help="keep the vector cache built before")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="omcm-year-"))
     print(
@@ -184,13 +187,17 @@ def main() -> int:
     size = (home / "omcm.db").stat().st_size
     print(f"{rows} observations: database {size / 2**20:.0f} MB, {size / rows:.0f} bytes per observation")
     cache = embedder.cache_dir(store)
-    for name in ("vectors.json", "vectors.f32", "vectors-ids.s36"):
-        (cache / name).unlink(missing_ok=True)
+    if not args.keep_cache:
+        for name in ("vectors.json", "vectors.f32", "vectors-ids.s36"):
+            (cache / name).unlink(missing_ok=True)
     started = time.perf_counter()
     embedder.vector_matrix(store, "all-MiniLM-L6-v2", cache)
     built = time.perf_counter() - started
     cached = sum((cache / n).stat().st_size for n in ("vectors.f32", "vectors-ids.s36"))
-    print(f"vector cache built from nothing in {built:.1f} s ({cached / rows:.0f} bytes per observation)")
+    print(
+        f"vector cache {'checked' if args.keep_cache else 'built from nothing'} in {built:.1f} s "
+        f"({cached / rows:.0f} bytes per observation)"
+    )
     # Run from the recorded project's folder, as `omcm search` is: it searches that project.
     os.makedirs(PROJECT, exist_ok=True)
     PROJECT_DIR = PROJECT
@@ -198,14 +205,25 @@ def main() -> int:
     env.pop("OMCM_LOAD_PLUGINS", None)
     omcm = [str(Path(sys.executable).parent / "omcm"), "search"]
     words = queries(args.queries)
-    cli: dict[str, list[float]] = {"python3 -c pass": [], "omcm search --full-text": [], "omcm search (hybrid)": []}
+    # The route before the fast one: argparse with every plugin's commands (omcm_core._cli.main.run).
+    usual = [sys.executable, "-c", "import sys; from omcm_core._cli.main import run; sys.exit(run(sys.argv[1:]))"]
+    cli: dict[str, list[float]] = {
+        "python3 -c pass": [],
+        "omcm search --full-text": [],
+        "  same, every plugin loaded": [],
+        "omcm search (hybrid)": [],
+        "  same, every plugin loaded ": [],
+    }
     _timed([*omcm, "--full-text", "warm up"], env)
-    for text in words:
+    for text in [] if args.in_process_only else words:
         cli["python3 -c pass"].append(_timed(["/usr/bin/python3", "-c", "pass"], env))
         cli["omcm search --full-text"].append(_timed([*omcm, "--full-text", *text.split()], env))
+        cli["  same, every plugin loaded"].append(_timed([*usual, "search", "--full-text", *text.split()], env))
         cli["omcm search (hybrid)"].append(_timed([*omcm, *text.split()], env))
-    base = statistics.median(cli["python3 -c pass"])
-    for label, values in cli.items():
+        if not args.skip_usual_hybrid:
+            cli["  same, every plugin loaded "].append(_timed([*usual, "search", *text.split()], env))
+    base = statistics.median(cli["python3 -c pass"] or [1.0])
+    for label, values in [(k, v) for k, v in cli.items() if v]:
         print(
             f"{label:28} {_q(values)}  {statistics.median(values) / base:5.1f}x python3 -c pass (p95 {sorted(values)[int(0.95 * len(values))] / base:.1f}x)"
         )

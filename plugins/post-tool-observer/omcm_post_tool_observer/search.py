@@ -188,30 +188,116 @@ def _slice_start(store, query: str, upper: int | None) -> int | None:
 
 def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:
     """Cosine ranking over stored vectors; None when the model or vectors are not available."""
+    ranked = _vector_ranking(store, text, limit)
+    return None if ranked is None else _vector_rows(store, ranked(), filters, limit)
+
+
+def _vector_ranking(store, text: str, limit: int):
+    """A function giving the best (score, event id) pairs, computed in a thread meanwhile; None: no vectors.
+
+    The store is read here, on the caller's thread; the thread only encodes the
+    query and scans the matrix (numpy releases the GIL), so a hybrid search runs
+    its full-text query at the same time.
+    """
     from omcm_post_tool_observer import embedder
 
-    model = embedder.load()
-    if model is None:
+    if not embedder.available():
         return None
-    import numpy as np
+    from omcm_post_tool_observer.minilm import MODEL_NAME
 
-    ids, matrix = embedder.vector_matrix(store, model.name, embedder.cache_dir(store))
+    ids, matrix = embedder.vector_matrix(store, MODEL_NAME, embedder.cache_dir(store))
     if ids is None or len(ids) == 0:
         return None
-    scores = matrix @ model.encode([text])[0]
-    top = min(len(scores) - 1, max(limit * 5, 50))
-    candidates = np.argpartition(-scores, top)[: top + 1]
-    order = candidates[np.argsort(-scores[candidates])]
+    import threading
+
+    result: list = []
+
+    def work() -> None:
+        try:
+            model = embedder.load()
+            result.append(None if model is None else top_scores(matrix, model.encode([text])[0], _candidates(limit)))
+        except BaseException as exc:  # raised again on the caller's thread
+            result.append(exc)
+
+    thread = threading.Thread(target=work, name="omcm-vector-search", daemon=True)
+    thread.start()
+
+    def ranked() -> list[tuple[float, str]] | None:
+        thread.join()
+        if isinstance(result[0], BaseException):
+            raise result[0]
+        if result[0] is None:
+            return None
+        return [(score, _decode(ids[index])) for score, index in result[0]]
+
+    return ranked
+
+
+def _candidates(limit: int) -> int:
+    return max(limit * 5, 50)
+
+
+def _decode(event_id) -> str:
+    return event_id.decode() if isinstance(event_id, bytes) else str(event_id)
+
+
+#: Rows scored at once: a chunk's scores stay in the CPU cache for the partial sort.
+CHUNK_ROWS = 65_536
+
+
+def top_scores(matrix, query, count: int) -> list[tuple[float, int]]:
+    """The ``count`` best (score, row) of ``matrix @ query``, best first: exact, in chunks, on up to two threads.
+
+    The whole product at a million rows reads 1.5 GB of vectors; chunks keep
+    each partial sort small and let a second core take half of them.
+    """
+    import numpy as np
+
+    n = len(matrix)
+    count = min(count, n)
+    if count <= 0:
+        return []
+    query = np.asarray(query, dtype=np.float32)
+    bounds = [(start, min(n, start + CHUNK_ROWS)) for start in range(0, n, CHUNK_ROWS)]
+
+    def scan(part: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        found = []
+        for lo, hi in part:
+            scores = matrix[lo:hi] @ query
+            keep = min(count, hi - lo)
+            best = np.argpartition(scores, len(scores) - keep)[len(scores) - keep :]
+            found.append((scores[best], best + lo))
+        return found
+
+    if len(bounds) > 1:
+        import threading
+
+        half: list = []
+        helper = threading.Thread(target=lambda: half.extend(scan(bounds[1::2])), daemon=True)
+        helper.start()
+        parts = scan(bounds[0::2])
+        helper.join()
+        parts += half
+    else:
+        parts = scan(bounds)
+    scores = np.concatenate([p[0] for p in parts])
+    rows = np.concatenate([p[1] for p in parts])
+    # Best first; equal scores by row, so the order does not depend on the chunks.
+    order = np.lexsort((rows, -scores))[:count]
+    return [(float(scores[i]), int(rows[i])) for i in order]
+
+
+def _vector_rows(store, ranked, filters: Filters, limit: int) -> list[dict] | None:
+    if ranked is None:
+        return None
     where, params = _where(filters)
     out, seen = [], set()
-    for index in order[: max(limit * 5, 50)]:
-        event_id = ids[index].decode() if isinstance(ids[index], bytes) else str(ids[index])
+    for score, event_id in ranked:
         if event_id in seen:  # an older copy of a vector stored again (see embedder.vector_matrix)
             continue
         seen.add(event_id)
         rows = store.query(
-            f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}",
-            [float(scores[index]), event_id, *params],
+            f"SELECT {COLUMNS}, ? FROM observer_events e WHERE e.event_id = ?{where}", [score, event_id, *params]
         )
         out += [_row(r) for r in rows]
         if len(out) >= limit:
@@ -228,8 +314,9 @@ def vectors_ready(store) -> bool:
 
 def hybrid(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
     """Reciprocal-rank fusion of full-text and semantic results (full text alone without vectors)."""
+    ranked = _vector_ranking(store, text, limit * 3)  # scans the vectors while full text runs
     lexical = full_text(store, text, filters, limit * 3)
-    vector = semantic(store, text, filters, limit * 3)
+    vector = None if ranked is None else _vector_rows(store, ranked(), filters, limit * 3)
     if not vector:
         return lexical[:limit]
     fused: dict[str, tuple[float, dict]] = {}
