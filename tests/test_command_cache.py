@@ -48,6 +48,7 @@ raise SystemExit(code)
 def omcm(tmp_path):
     site = tmp_path / "site"
     install_plugin_module(site, "probe", PROBE)
+    (tmp_path / "home").mkdir()  # made by the first hook call or `omcm install`
     env = {
         **os.environ,
         "PYTHONPATH": str(site),
@@ -129,3 +130,11 @@ def test_core_command_names_match_the_parser():
     from omcm_core._cli import cli, main
 
     assert cli.CORE_COMMANDS == main.CORE_COMMANDS
+
+
+def test_no_omcm_home_is_made_for_the_cache(omcm, tmp_path):
+    home = tmp_path / "elsewhere"
+    for _ in range(2):
+        proc = omcm("hello", OMCM_HOME=str(home))
+        assert proc.returncode == 3 and "manager loaded" in proc.stderr
+    assert not home.exists()

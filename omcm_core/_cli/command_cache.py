@@ -72,6 +72,8 @@ def remember(inv: Invocation, reserved: tuple[str, ...]) -> None:
         commands[command.name] = {"plugin": plugin, "run": run, "configure": configure, "help": command.help}
         modules.append(sys.modules.get(run.partition(":")[0]))
     checks = mcp_cache.source_checks([m for m in modules if m is not None])
+    if not inv.home.is_dir():
+        return  # never create OMCM_HOME for a cache (`omcm observer-worker` with no store must leave none)
     try:
         from omcm_core.paths import write_private_json
 
