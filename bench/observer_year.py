@@ -166,6 +166,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--skip-usual-hybrid", action="store_true", help="time hybrid through the fast route only")
     parser.add_argument("--in-process-only", action="store_true", help="skip the command-line timings")
+    parser.add_argument("--compare-search", type=Path, help="a search.py to time against the current one")
     parser.add_argument("--keep-cache", action="store_true", help="keep the vector cache built before")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="omcm-year-"))
@@ -181,6 +182,7 @@ def main() -> int:
 
     from omcm_core.store import Store
 
+    embedder.limit_threads()  # as search does before numpy is imported (the cache below imports it)
     store = Store(home)
     storage.ready(store)
     ((rows,),) = store.query("SELECT max(id) FROM observer_events")
@@ -238,18 +240,36 @@ def main() -> int:
     print(
         f"first semantic search in a new process (model load + cache mapping): {', '.join(f'{f:.0f} ms' for f in firsts)}"
     )
-    filters = search.Filters(project=PROJECT)
-    timings: dict[str, list[float]] = {"full text": [], "semantic": [], "hybrid": []}
-    search.hybrid(store, "warm up", filters)
+    variants = [("", search)]
+    if args.compare_search:  # another version of search.py (`git show REV:...search.py`), interleaved
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("search_before", args.compare_search)
+        assert spec is not None and spec.loader is not None
+        before = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(before)
+        variants.append((" (before)", before))
+    timings: dict[str, list[float]] = {}
+    for _suffix, module in variants:
+        module.hybrid(store, "warm up", module.Filters(project=PROJECT))
     for text in words:
-        for label, function in (
-            ("full text", search.full_text),
-            ("semantic", search.semantic),
-            ("hybrid", search.hybrid),
-        ):
-            started = time.perf_counter()
-            function(store, text, filters)
-            timings[label].append((time.perf_counter() - started) * 1000)
+        reference: dict[str, list] = {}
+        for suffix, module in variants:
+            filters = module.Filters(project=PROJECT)
+            results: dict[str, list] = {}
+            for label, function in (
+                ("full text", module.full_text),
+                ("semantic", module.semantic),
+                ("hybrid", module.hybrid),
+            ):
+                started = time.perf_counter()
+                results[label] = [hit["event_id"] for hit in function(store, text, filters) or []]
+                timings.setdefault(label + suffix, []).append((time.perf_counter() - started) * 1000)
+            if suffix:
+                differ = [k for k in results if results[k] != reference[k]]
+                print(f"  {text!r}: {'differs in ' + ', '.join(differ) if differ else 'same results'}", flush=True)
+            else:
+                reference = results
     for label, values in timings.items():
         print(f"in process, {label:10} {_q(values)}")
     store.close()

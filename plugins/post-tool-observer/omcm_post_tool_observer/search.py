@@ -205,6 +205,9 @@ def _vector_ranking(store, text: str, limit: int):
         return None
     from omcm_post_tool_observer.minilm import MODEL_NAME
 
+    # Before numpy is first imported (vector_matrix imports it): OpenBLAS threads that busy-wait for each
+    # other made the encoding and the scan several times slower on a loaded machine.
+    embedder.limit_threads()
     ids, matrix = embedder.vector_matrix(store, MODEL_NAME, embedder.cache_dir(store))
     if ids is None or len(ids) == 0:
         return None
@@ -241,15 +244,16 @@ def _decode(event_id) -> str:
     return event_id.decode() if isinstance(event_id, bytes) else str(event_id)
 
 
-#: Rows scored at once: a chunk's scores stay in the CPU cache for the partial sort.
-CHUNK_ROWS = 65_536
+#: From this many vectors up, the scan is split in two halves on two threads (one BLAS call each: the
+#: GIL is released for the whole half, so the threads do not queue for it between small pieces).
+SPLIT_ROWS = 400_000
 
 
-def top_scores(matrix, query, count: int) -> list[tuple[float, int]]:
-    """The ``count`` best (score, row) of ``matrix @ query``, best first: exact, in chunks, on up to two threads.
+def top_scores(matrix, query, count: int, parts: int | None = None) -> list[tuple[float, int]]:
+    """The ``count`` best (score, row) of ``matrix @ query``, best first: exact, in ``parts`` parts.
 
-    The whole product at a million rows reads 1.5 GB of vectors; chunks keep
-    each partial sort small and let a second core take half of them.
+    At a million rows the product reads 1.5 GB of vectors; with a second core
+    free the two halves take about half as long.
     """
     import numpy as np
 
@@ -258,31 +262,31 @@ def top_scores(matrix, query, count: int) -> list[tuple[float, int]]:
     if count <= 0:
         return []
     query = np.asarray(query, dtype=np.float32)
-    bounds = [(start, min(n, start + CHUNK_ROWS)) for start in range(0, n, CHUNK_ROWS)]
+    parts = parts or (2 if n >= SPLIT_ROWS else 1)
+    edges = [n * i // parts for i in range(parts + 1)]
+    found: list = [None] * parts
 
-    def scan(part: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        found = []
-        for lo, hi in part:
-            scores = matrix[lo:hi] @ query
-            keep = min(count, hi - lo)
-            best = np.argpartition(scores, len(scores) - keep)[len(scores) - keep :]
-            found.append((scores[best], best + lo))
-        return found
+    def scan(part: int) -> None:
+        lo, hi = edges[part], edges[part + 1]
+        scores = np.asarray(matrix[lo:hi]) @ query
+        keep = min(count, hi - lo)
+        best = np.argpartition(scores, len(scores) - keep)[len(scores) - keep :]
+        found[part] = (scores[best], best + lo)
 
-    if len(bounds) > 1:
+    if parts > 1:
         import threading
 
-        half: list = []
-        helper = threading.Thread(target=lambda: half.extend(scan(bounds[1::2])), daemon=True)
-        helper.start()
-        parts = scan(bounds[0::2])
-        helper.join()
-        parts += half
+        helpers = [threading.Thread(target=scan, args=(part,), daemon=True) for part in range(1, parts)]
+        for helper in helpers:
+            helper.start()
+        scan(0)
+        for helper in helpers:
+            helper.join()
     else:
-        parts = scan(bounds)
-    scores = np.concatenate([p[0] for p in parts])
-    rows = np.concatenate([p[1] for p in parts])
-    # Best first; equal scores by row, so the order does not depend on the chunks.
+        scan(0)
+    scores = np.concatenate([f[0] for f in found])
+    rows = np.concatenate([f[1] for f in found])
+    # Best first; equal scores by row, so the order does not depend on the parts.
     order = np.lexsort((rows, -scores))[:count]
     return [(float(scores[i]), int(rows[i])) for i in order]
 
