@@ -64,8 +64,9 @@ def vector_matrix(store, model: str, cache=None):
     in ``cache`` (``vectors.f32`` and ``vectors-ids.s36``, raw rows, memory-mapped
     by every search) and extended, not rebuilt, as vectors are added: only the
     rows past the highest rowid it holds are read. The background worker extends
-    it after each round, so a search finds it ready. It is rebuilt when vectors
-    were deleted (retention bumps ``vectors_epoch``) or the model changed. A vector
+    it after each round, so a search finds it ready. It is rebuilt when a vector
+    was deleted or changed, by any path (triggers give ``vectors_epoch`` a new
+    value; see storage.MIGRATIONS) or the model changed. A vector
     stored again for the same call (a retried job) leaves its older copy in the
     cache: search skips an event id it has already seen.
     """
