@@ -46,7 +46,14 @@ def test_the_cache_is_extended_with_new_rows_and_rebuilt_after_a_prune(omcm_home
     # Persisted: a new connection (another process's search) maps the same files without reading the vectors.
     other = Store(omcm_home)
     ids, matrix = embedder.vector_matrix(other, MODEL, cache)
-    assert matrix.shape == (3, 4) and isinstance(matrix, np.memmap)
+    assert matrix.shape == (3, 4) and not matrix.flags.owndata and not matrix.flags.writeable  # mapped
+    # Kept mapped for the next search while the files hold the same rows; mapped again when they grow.
+    assert embedder.vector_matrix(other, MODEL, cache)[1] is matrix
+    extra = _add(store, [[0, 0, 0, 1]])
+    ids, grown = embedder.vector_matrix(other, MODEL, cache)
+    assert grown is not matrix and grown.shape == (4, 4) and ids[-1].decode() == extra[0]
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM observer_vectors WHERE event_id = ?", (extra[0],))
     # A prune deletes vectors and bumps the epoch: the cache is written anew from the store.
     with store.transaction() as conn:
         conn.execute("DELETE FROM observer_vectors WHERE event_id = ?", (first[1],))
