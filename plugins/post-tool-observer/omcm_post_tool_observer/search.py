@@ -187,26 +187,32 @@ def _hits(store, query: str, ranked: list[tuple[int, float]], where: str, params
     index, 300 ms at 1,000,000 calls), then snippets for the kept ones alone;
     joined in one statement, the planner walked the table and asked FTS5 of each row.
     """
-    if not ranked:
-        return []
-    marks = ",".join("?" * len(ranked))
-    by_id = {
-        r[0]: r[1:]
-        for r in store.query(
-            f"SELECT e.id, {COLUMNS} FROM observer_events e NOT INDEXED WHERE e.id IN ({marks}){where}",
-            [*(i for i, _ in ranked), *params],
+    by_id = {}
+    for part in _parts([rowid for rowid, _ in ranked]):
+        by_id.update(
+            (r[0], r[1:])
+            for r in store.query(
+                f"SELECT e.id, {COLUMNS} FROM observer_events e NOT INDEXED "
+                f"WHERE e.id IN ({','.join('?' * len(part))}){where}",
+                [*part, *params],
+            )
         )
-    }
     kept = [(rowid, score) for rowid, score in ranked if rowid in by_id][:limit]
-    if not kept:
-        return []
-    snippets = dict(
-        store.query(
-            f"SELECT rowid, {SNIPPET} FROM observer_fts WHERE observer_fts MATCH ? AND rowid IN ({','.join('?' * len(kept))})",
-            [query, *(i for i, _ in kept)],
+    snippets = {}
+    for part in _parts([rowid for rowid, _ in kept]):
+        snippets.update(
+            store.query(
+                f"SELECT rowid, {SNIPPET} FROM observer_fts WHERE observer_fts MATCH ? "
+                f"AND rowid IN ({','.join('?' * len(part))})",
+                [query, *part],
+            )
         )
-    )
     return [(*by_id[rowid], score, snippets.get(rowid)) for rowid, score in kept]
+
+
+def _parts(ids: list[int], size: int = 500) -> list[list[int]]:
+    """``ids`` in lists short enough for any SQLite's limit on parameters (999 before 3.32)."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def _slice_start(store, query: str, upper: int | None) -> int | None:

@@ -61,3 +61,11 @@ def test_full_text_gives_bm25_order_with_snippets(store, text, filters):
     hits = search._full_text(store, search.fts_query(text, "AND"), filters, 10)
     assert [(h["event_id"], h["score"]) for h in hits] == _reference(store, text, filters, 10)
     assert all(search.MARK[0] in h["snippet"] for h in hits)
+
+
+def test_more_hits_than_sqlite_takes_parameters(store, monkeypatch):
+    monkeypatch.setattr(search, "_parts", lambda ids, size=7: [ids[i : i + size] for i in range(0, len(ids), size)])
+    hits = search._full_text(store, search.fts_query("alpha", "AND"), search.Filters(project="/pFalse"), 40)
+    assert [(h["event_id"], h["score"]) for h in hits] == _reference(
+        store, "alpha", search.Filters(project="/pFalse"), 40
+    )
