@@ -57,8 +57,10 @@ def cache_dir(store):
     return store.home / "plugins" / "post-tool-observer"
 
 
-def vector_matrix(store, model: str, cache=None):
+def vector_matrix(store, model: str, cache=None, map_rows: bool = True):
     """(event ids, n x dim matrix) of every stored vector of ``model``.
+
+    ``map_rows=False`` (the worker) brings the cache up to date and maps nothing: (None, None).
 
     Reading a million vectors out of SQLite takes a minute, so the matrix is kept
     in ``cache`` (``vectors.f32`` and ``vectors-ids.s36``, raw rows, memory-mapped
@@ -96,7 +98,7 @@ def vector_matrix(store, model: str, cache=None):
         with file_lock(cache / "vectors.lock", timeout=120):  # one writer; readers see whole rows only
             state = _cache_state(cache, model, epoch)
             state = _extend(store, model, epoch, cache, state)
-    if not state["n"]:
+    if not state["n"] or not map_rows:
         return None, None
     return _mapped(cache, state["n"], state["dim"])
 

@@ -1,5 +1,6 @@
 """Semantic search's memory-mapped vector matrix: persisted, extended by new rows only, rebuilt after a prune."""
 
+import json
 import uuid
 
 import pytest
@@ -50,6 +51,9 @@ def test_the_cache_is_extended_with_new_rows_and_rebuilt_after_a_prune(omcm_home
     # Kept mapped for the next search while the files hold the same rows; mapped again when they grow.
     assert embedder.vector_matrix(other, MODEL, cache)[1] is matrix
     extra = _add(store, [[0, 0, 0, 1]])
+    # The worker extends the files without mapping them; a search then maps the grown files.
+    assert embedder.vector_matrix(store, MODEL, cache, map_rows=False) == (None, None)
+    assert json.loads((cache / "vectors.json").read_text())["n"] == 4
     ids, grown = embedder.vector_matrix(other, MODEL, cache)
     assert grown is not matrix and grown.shape == (4, 4) and ids[-1].decode() == extra[0]
     with store.transaction() as conn:
