@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # importing `typing` costs ~4 ms on every `omcm hook`
 
 #: What a shell reports for a writer killed by SIGPIPE (128 + 13): `yes | head -1`, `cat big | head -1`.
 BROKEN_PIPE_STATUS = 141
+#: omcm_core._cli.main.CORE_COMMANDS, kept here so routing a plugin's command does not import main (a test compares).
+CORE_COMMANDS = ("hook", "plugins", "doctor", "install", "uninstall", "version", "daemon", "new-plugin", "stats", "mcp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +32,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return mcp_main()
     if argv == ["daemon", "run"]:  # what a hook call spawns: the long-lived process imports no CLI module
         return _daemon_run()
+    if argv and argv[0] not in CORE_COMMANDS and not argv[0].startswith("-") and not {"-h", "--help"} & set(argv):
+        # A plugin's command (`omcm search`): parsed and run without loading every plugin when remembered.
+        from omcm_core._cli.command_cache import run as plugin_command
+
+        try:
+            code = plugin_command(argv, CORE_COMMANDS)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return reader_left()
+        return code
     from omcm_core._cli.main import run
 
     try:

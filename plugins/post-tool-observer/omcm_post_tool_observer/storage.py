@@ -111,6 +111,31 @@ MIGRATIONS = [
     # The masking rules' stamp (omcm_core.redact.rules_version) each row was masked under: search masks
     # again only rows masked under other rules. Rows from before have none, so they are masked again.
     "ALTER TABLE observer_events ADD COLUMN masked_with TEXT",
+    # Semantic search's vector cache (embedder.vector_matrix) only appends rows past the last it read.
+    # Whatever removes or changes a vector, by any path, gives the cache a new epoch so it is written
+    # anew; a call removed takes its vector along, and a call whose text changes (masked again) loses
+    # its vector and is queued to be embedded again. Triggers only: instant on a store of any size.
+    """
+    CREATE TRIGGER observer_vectors_ad AFTER DELETE ON observer_vectors BEGIN
+        INSERT INTO observer_meta(key, value) VALUES('vectors_epoch', lower(hex(randomblob(8))))
+        ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+    END;
+    CREATE TRIGGER observer_vectors_au AFTER UPDATE ON observer_vectors BEGIN
+        INSERT INTO observer_meta(key, value) VALUES('vectors_epoch', lower(hex(randomblob(8))))
+        ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+    END;
+    CREATE TRIGGER observer_events_vector_ad AFTER DELETE ON observer_events BEGIN
+        DELETE FROM observer_vectors WHERE event_id = old.event_id;
+    END;
+    CREATE TRIGGER observer_events_text_au
+    AFTER UPDATE OF tool_name, file_path, command, output, error ON observer_events BEGIN
+        INSERT INTO observer_outbox(event_id, created, updated)
+        SELECT new.event_id, (julianday('now') - 2440587.5) * 86400.0, (julianday('now') - 2440587.5) * 86400.0
+        WHERE EXISTS (SELECT 1 FROM observer_vectors WHERE event_id = new.event_id)
+        ON CONFLICT(event_id) DO UPDATE SET status = 'pending', attempts = 0, updated = excluded.updated;
+        DELETE FROM observer_vectors WHERE event_id = new.event_id;
+    END;
+    """,
 ]
 
 

@@ -93,7 +93,7 @@ def run(store, lock_dir, log, idle_s: float = 60.0, poll_s: float = 2.0, threads
 def _extend_cache(store, model, log) -> None:
     """Add the new vectors to search's memory-mapped matrix now, so no search has to."""
     try:
-        embedder.vector_matrix(store, model.name, embedder.cache_dir(store))
+        embedder.vector_matrix(store, model.name, embedder.cache_dir(store), map_rows=False)
     except Exception as exc:  # search rebuilds what is missing
         log.warning("vector_cache_not_extended", error=f"{type(exc).__name__}: {exc}")
 
