@@ -53,6 +53,8 @@ def agent_without_call_ids(event: object) -> bool:
     extra = getattr(event, "extra", None) or {}
     session = getattr(event, "session_id", "") or ""
     return "agent_session_id" in extra and isinstance(session, str) and session.split(":", 1)[0] in NO_CALL_IDS
+
+
 #: The session id prefix of a converted Qwen Code line: the dispatcher's edge names its sessions the same way.
 QWEN_SESSION = "qwen:"
 

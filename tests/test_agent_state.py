@@ -301,7 +301,9 @@ def test_replay_and_unreported_calls_read_a_codex_rollout(tmp_path):
         ("PreToolUse", "apply_patch"),
         ("PostToolUse", "apply_patch"),
     ]
-    assert payloads[0]["tool_input"] == {"command": "exit 3"} and payloads[4]["tool_input"] == {"input": "*** Begin Patch"}
+    assert payloads[0]["tool_input"] == {"command": "exit 3"} and payloads[4]["tool_input"] == {
+        "input": "*** Begin Patch"
+    }
     store = Store(tmp_path / "home")
     try:
         calls = transcript_tail.unreported_calls(store, "guide", [str(path)], settled=True)

@@ -41,7 +41,7 @@ def _denied(raw: bytes, argv_event: str | None, env: dict, home: Path) -> Any:
     name = argv_event or payload.get("hook_event_name") or payload.get("hookEventName")
     name = agent.event_name(name) if agent is not None else name
     spec = EVENTS.get(name) if isinstance(name, str) else None
-    if spec is None or not spec.fail_closed:
+    if spec is None or not spec.fail_closed or not isinstance(name, str):
         return None
     guards = _guards(env, home, payload)
     if not guards:

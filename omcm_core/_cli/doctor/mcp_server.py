@@ -25,7 +25,7 @@ def mcp_server(probe: Probe) -> Iterator[Check]:
         except (OSError, ValueError):
             continue
         entry = servers.get(mcp.NAME) if servers is not None else None
-        if not mcp.ours(entry):
+        if not isinstance(entry, dict) or not mcp.ours(entry):
             continue
         found = True
         where = f"{scope} scope ({probe.tilde(path)})"
