@@ -210,6 +210,17 @@ def uninstall(home: Path, settings: Path) -> dict[str, Any]:
     return {"settings": str(settings), "removed": removed, "restored": False}
 
 
+def uninstall_note(result: dict[str, Any], kept: str = "your other settings kept") -> str:
+    """What :func:`uninstall` did to the file, in a few words for the person who ran it."""
+    if result.get("note"):
+        return str(result["note"])
+    if result.get("restored"):
+        return "restored as it was before omcm"
+    if result.get("deleted"):
+        return "removed (omcm had created it)"
+    return f"omcm entries removed, {kept}"
+
+
 def created_paths(home: Path, settings: Path) -> list[str]:
     """What ``install`` created for ``settings`` (its .claude folder, an MCP file), read before ``uninstall``."""
     manifest_file = _manifest_path(home, _through_links(settings))

@@ -144,15 +144,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     except settings.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
-    if result.get("note"):
-        note = result["note"]
-    elif result.get("restored"):
-        note = "restored as it was before omcm"
-    elif result.get("deleted"):
-        note = "removed (omcm had created it)"
-    else:
-        note = "omcm entries removed, your other settings kept"
-    print(f"{path}: {note}")
+    print(f"{path}: {settings.uninstall_note(result)}")
     removed = _mcp(args, inv, path, register=False)
     if removed:
         print(removed)

@@ -17,34 +17,22 @@ Every request body (with its path) is kept in :attr:`FakeGemini.requests`.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 FINAL_TEXT = "All done."
 USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
 
 
-class FakeGemini:
+class FakeGemini(LoopbackServer):
+    url_path = ""
+
     def __init__(self, tool: str, calls: list[dict[str, Any]]) -> None:
         self.tool, self.calls = tool, calls
-        self.requests: list[dict] = []
         self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeGemini:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(_handler)
 
     def conversation(self) -> list[dict]:
         """The requests that offered tools (the agent's own turns, not side requests)."""

@@ -14,32 +14,18 @@ Streaming (``"stream": true``) is answered as server-sent events.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 FINAL_TEXT = "All done."
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     def __init__(self, tool: str, calls: list[dict[str, Any]]) -> None:
         self.tool, self.calls = tool, calls
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(_handler)
 
     def reply_for(self, body: dict) -> dict:
         """The assistant message for ``body``: a tool call or the final text."""

@@ -10,9 +10,10 @@ Every request body is kept in :attr:`FakeResponses.requests` for the assertions.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 FINAL_TEXT = "All done."
 #: Codex's shell tools by name -> how the command goes into its arguments.
@@ -37,25 +38,10 @@ def outputs(body: dict) -> list[str]:
     return found
 
 
-class FakeResponses:
+class FakeResponses(LoopbackServer):
     def __init__(self, commands: list[str]) -> None:
         self.commands = commands
-        self.requests: list[dict] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeResponses:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(_handler)
 
     def item_for(self, body: dict) -> dict:
         """The output item answering ``body``: a shell call or the final message."""

@@ -115,14 +115,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     except (settings.InstallError, toml.TomlEditError, OSError) as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
-    if result.get("note"):
-        print(f"{path}: {result['note']}")
-    elif result.get("restored"):
-        print(f"{path}: restored as it was before omcm")
-    elif result.get("deleted"):
-        print(f"{path}: removed (omcm had created it)")
-    else:
-        print(f"{path}: omcm entries removed, your other hooks kept")
+    print(f"{path}: {settings.uninstall_note(result, 'your other hooks kept')}")
     if config and recorded:
         print(f"{recorded['path']}: {config}")
     for gone in settings.remove_created(created):

@@ -291,15 +291,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     except common.InstallError as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
-    if result.get("note"):
-        note = result["note"]
-    elif result.get("restored"):
-        note = "restored as it was before omcm"
-    elif result.get("deleted"):
-        note = "removed (omcm had created it)"
-    else:
-        note = "omcm entries removed, your other settings kept"
-    print(f"{path}: {note}")
+    print(f"{path}: {common.uninstall_note(result)}")
     for gone in common.remove_created(created):
         print(f"removed {gone} (omcm had created it; nothing is left in it)")
     return 0

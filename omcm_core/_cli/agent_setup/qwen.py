@@ -115,14 +115,7 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
     except (claude.InstallError, OSError) as exc:
         print(f"omcm: {exc}", file=sys.stderr)
         return 2
-    if result.get("note"):
-        print(f"{path}: {result['note']}")
-    elif result.get("restored"):
-        print(f"{path}: restored as it was before omcm")
-    elif result.get("deleted"):
-        print(f"{path}: removed (omcm had created it)")
-    else:
-        print(f"{path}: omcm entries removed, your other settings kept")
+    print(f"{path}: {claude.uninstall_note(result)}")
     for gone in claude.remove_created(created):
         print(f"removed {gone} (omcm had created it; nothing is left in it)")
     return 0
