@@ -20,7 +20,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import JsonHandler, LoopbackServer
 
 FINAL_TEXT = "All done."
 USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
@@ -79,10 +79,7 @@ def function_responses(body: dict) -> list[dict]:
 
 
 def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:  # quiet: pytest shows the assertions
-            pass
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:  # a model listing
             with fake._lock:
                 fake.paths.append(f"GET {self.path}")
@@ -120,13 +117,5 @@ def _handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(b"data: " + json.dumps(answer).encode() + b"\r\n\r\n")
             self.wfile.flush()
-
-        def _json(self, status: int, data: dict) -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
 
     return Handler

@@ -17,7 +17,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import JsonHandler, LoopbackServer
 
 FINAL_TEXT = "All done."
 
@@ -72,10 +72,7 @@ def _chunks(message: dict, model: str) -> list[dict]:
 
 
 def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:  # quiet: pytest shows the assertions
-            pass
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:  # /v1/models
             self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
@@ -115,13 +112,5 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                 },
             )
-
-        def _json(self, status: int, data: dict) -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
 
     return Handler

@@ -13,7 +13,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import JsonHandler, LoopbackServer
 
 FINAL_TEXT = "All done."
 #: Codex's shell tools by name -> how the command goes into its arguments.
@@ -89,11 +89,8 @@ def _events(item: dict, n: int) -> list[dict]:
 
 
 def _handler(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:  # quiet: pytest shows the assertions
-            pass
 
         def do_GET(self) -> None:  # /v1/models
             self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
@@ -124,13 +121,5 @@ def _handler(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
             self.wfile.flush()
-
-        def _json(self, status: int, data: dict) -> None:
-            raw = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
 
     return Handler
