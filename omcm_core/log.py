@@ -30,6 +30,9 @@ KEEP = 3
 _state: dict[str, Any] = {"level": None, "path": None, "stderr": False, "sink": None, "library": True}
 # A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
 _lock = _thread.allocate_lock()
+# The warm dispatcher's threads log at once: one line is written whole before the next (structlog's
+# WriteLogger held a lock for this too).
+_write_lock = _thread.allocate_lock()
 
 
 def configure(home: Path | None, level: str | None = None, stderr: bool = False) -> None:
@@ -241,8 +244,9 @@ class Logger:
         try:
             line = _line(level, event, {**self._fields, **kw})
             sink = _sink()
-            sink.write(line + "\n")
-            sink.flush()
+            with _write_lock:
+                sink.write(line + "\n")
+                sink.flush()
         except Exception:  # logging must never break a hook
             pass
 
