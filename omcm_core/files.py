@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -64,6 +65,26 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o600, durable: bool = 
 
 def atomic_write_json(path: Path, value: Any, mode: int = 0o600, durable: bool = True) -> None:
     atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n", mode, durable)
+
+
+#: The most a settings or MCP file of a client (JSON the user or a project wrote) may hold for omcm to read it.
+MAX_CONFIG_BYTES = 64 << 20
+
+
+def read_capped(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (links followed: dotfiles), refused (ValueError) past ``limit``.
+
+    A project can plant its ``.mcp.json`` or ``.claude/settings.json`` as a link to ``/dev/zero`` or a
+    FIFO: without the check and the bound, reading it would never end.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path} is over {limit >> 20} MB")
+    return data
 
 
 def move_aside(path: Path, why: str = "corrupt") -> Path | None:

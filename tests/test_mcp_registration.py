@@ -155,3 +155,29 @@ def test_doctor_says_when_the_tools_are_not_registered(world):
     user, home, _ = world
     checks = _mcp_checks(home, user)
     assert [(c["id"], c["fix"]) for c in checks] == [("mcp.none", "omcm install")]
+
+
+def test_a_projects_mcp_json_planted_as_dev_zero_is_refused_not_read_forever(world):
+    import resource
+
+    def capped() -> None:  # a regression reads /dev/zero until memory runs out: 2 GB ends it, not the machine
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    user, home, project = world
+    (project / ".mcp.json").symlink_to("/dev/zero")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to("/dev/zero")
+    env = {**os.environ, "OMCM_HOME": str(home), "HOME": str(user)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "omcm_core", *args]
+        return subprocess.run(
+            argv, capture_output=True, text=True, cwd=project, env=env, timeout=120, preexec_fn=capped
+        )
+
+    doctor = run("doctor", "--json")
+    checks = [c for section in json.loads(doctor.stdout)["sections"] for c in section["checks"]]
+    assert not [c["id"] for c in checks if c["id"].endswith(".crashed")], checks  # no section ran out of memory
+    assert any("not a regular file" in c["message"] for c in checks), checks
+    installed = run("install", "--scope", "project")
+    assert installed.returncode == 2 and "not a regular file" in installed.stderr

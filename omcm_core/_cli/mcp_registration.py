@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omcm_core.files import atomic_write_bytes
+from omcm_core.files import atomic_write_bytes, read_capped
 
 NAME = "omcm"
 
@@ -88,7 +88,7 @@ def scope_of_settings(settings: Path, env: Mapping[str, str]) -> tuple[str, Path
 def _load(path: Path) -> dict:
     if not path.exists():
         return {}
-    raw = path.read_bytes()
+    raw = read_capped(path)  # a project's .mcp.json may be a link to /dev/zero (ValueError: left alone)
     if not raw.strip():
         return {}
     data = json.loads(raw.decode("utf-8"))  # a file we cannot parse is left alone (ValueError)

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from omcm_core.files import read_capped
 from omcm_core.paths import ensure_private_dir
 
 
@@ -74,7 +75,10 @@ def _detect_indent(text: str) -> int:
 def _load(path: Path) -> tuple[bytes | None, dict]:
     if not path.exists():
         return None, {}
-    raw = path.read_bytes()
+    try:
+        raw = read_capped(path)  # a project's settings file may be a link to /dev/zero or a FIFO
+    except ValueError as exc:
+        raise InstallError(f"{exc}; omcm will not touch it") from None
     if not raw.strip():
         return raw, {}
     try:

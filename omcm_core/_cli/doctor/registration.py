@@ -14,6 +14,7 @@ from pathlib import Path
 
 from omcm_core._cli.doctor.records import Check, Probe, error, ok, warning
 from omcm_core._cli.install import InstallError, installed_commands, settings_path
+from omcm_core.files import read_capped
 
 
 def registration(probe: Probe) -> Iterator[Check]:
@@ -83,7 +84,7 @@ def _plugin_route(probe: Probe, files: dict[Path, str]) -> str | None:
         return f"loaded as a Claude Code plugin from {probe.env['CLAUDE_PLUGIN_ROOT']}"
     for path in files:
         try:
-            enabled = json.loads(path.read_text()).get("enabledPlugins") or {}
+            enabled = json.loads(read_capped(path)).get("enabledPlugins") or {}
         except (OSError, ValueError, AttributeError):
             continue
         names = [k for k, on in enabled.items() if on is True and isinstance(k, str) and k.startswith("omcm@")]
@@ -130,9 +131,11 @@ def _settings_files(probe: Probe) -> dict[Path, str]:
 def _json_problem(path: Path) -> tuple[int, str] | None:
     """(line, what is wrong) when ``path`` holds something other than a JSON object."""
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path)  # a project's settings.json may be a link to /dev/zero
     except OSError as exc:
         return 0, f"unreadable: {exc.strerror or exc}"
+    except ValueError as exc:
+        return 0, f"unreadable: {exc}"
     if not raw.strip():
         return None
     try:
