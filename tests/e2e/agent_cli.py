@@ -61,3 +61,8 @@ def binary_or_skip(package: str, version: str, bin_name: str) -> Path:
         if os.environ.get("CI"):
             pytest.fail(f"{package} {version} unavailable (CI is set, so this fails): {exc}")
         pytest.skip(f"{package} {version} unavailable: {exc}")
+
+
+def run_agent(argv: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """One headless run of an agent's CLI: its output captured, no stdin (it would wait for a prompt)."""
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_cli import binary_or_skip
+from agent_cli import binary_or_skip, run_agent
 from fake_responses import FINAL_TEXT, FakeResponses
 
 pytestmark = pytest.mark.e2e
@@ -127,14 +127,10 @@ def test_install_trusts_hooks_guard_denies_context_reaches_model_uninstall_resto
         done = _omcm(env, "install", "--agent", "codex")
         assert done.returncode == 0, done.stderr
         assert "trusted its" in done.stdout, done.stdout
-        proc = subprocess.run(
+        proc = run_agent(
             [str(codex_binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
+            project,
+            env,
         )
         requests, results = fake.requests, fake.tool_results()
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -202,14 +198,10 @@ def test_a_fail_closed_guard_still_denies_in_codex_when_omcm_is_gone(codex_binar
             "OPENAI_API_KEY": "sk-e2e-dummy",
             "OMCM_HOME": str(tmp_path / "omcm-home"),
         }
-        proc = subprocess.run(
+        proc = run_agent(
             [str(codex_binary), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
+            project,
+            env,
         )
         results = fake.tool_results()
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_cli import binary_or_skip
+from agent_cli import binary_or_skip, run_agent
 from fake_gemini import FINAL_TEXT, FakeGemini
 
 pytestmark = pytest.mark.e2e
@@ -89,15 +89,7 @@ def test_guard_denies_and_before_tool_context_reaches_the_model(gemini_binary, b
             "GOOGLE_GEMINI_BASE_URL": fake.base_url,
             "GEMINI_CLI_TRUST_WORKSPACE": "true",  # headless: trust this folder (hooks run only in trusted ones)
         }
-        proc = subprocess.run(
-            [str(gemini_binary), "-p", "install the tool", "--yolo"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_agent([str(gemini_binary), "-p", "install the tool", "--yolo"], project, env)
         turns, results = fake.conversation(), fake.tool_results()
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert FINAL_TEXT in proc.stdout
@@ -175,15 +167,7 @@ def test_a_fail_closed_guard_still_denies_when_omcm_cannot_run(gemini_binary, ba
             "GOOGLE_GEMINI_BASE_URL": fake.base_url,
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
         }
-        proc = subprocess.run(
-            [str(gemini_binary), "-p", "install the tool", "--yolo"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_agent([str(gemini_binary), "-p", "install the tool", "--yolo"], project, env)
         results = fake.tool_results()
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not marker.exists(), "the guarded command ran while omcm could not"

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_cli import binary_or_skip
+from agent_cli import binary_or_skip, run_agent
 from fake_openai import FINAL_TEXT, FakeOpenAI
 
 from omcm_core.transcripts import replay_transcript
@@ -89,15 +89,7 @@ def test_guard_denies_and_pre_tool_context_reaches_the_model(qwen_binary, bash_g
         assert "omcm installed for Qwen Code" in installed
         registered = json.loads(settings.read_text())["hooks"]
         assert {"PreToolUse", "PostToolUse", "UserPromptSubmit"} <= set(registered)
-        proc = subprocess.run(
-            [str(qwen_binary), "-p", "install the tool", "--yolo"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_agent([str(qwen_binary), "-p", "install the tool", "--yolo"], project, env)
         requests, results = fake.requests, fake.tool_results()
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert FINAL_TEXT in proc.stdout
