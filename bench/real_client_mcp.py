@@ -133,19 +133,51 @@ def cache_report(harness: Harness, label: str) -> None:
     print("across sessions: first user message identical:", first_user_1 == first_user_2)
 
 
+#: The least an MCP server can cost the client: the system interpreter without ``site``, answering the
+#: handshake and an empty tool list from constants. Its row against "omcm without MCP" is the client's
+#: own price for any stdio server; omcm's row against it is what omcm adds.
+MINIMAL_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "minimal", "version": "0"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": []}
+    else:
+        r = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--before-code", type=Path)
     parser.add_argument("--skip-cache", action="store_true")
+    parser.add_argument("--client", default=CLIENT_VERSION, help="the client's version (default: the pinned one)")
     args = parser.parse_args()
-    claude = install_client(CLIENT_VERSION)
+    claude = install_client(args.client)
     root = Path(tempfile.mkdtemp(prefix="omcm-real-mcp-"))
     harnesses = {
         "omcm with MCP": Harness(root / "mcp", claude, mcp=True),
         "omcm without MCP": Harness(root / "nomcp", claude),
         "no hooks": Harness(root / "none", claude, install_hooks=False),
     }
+    minimal = Harness(root / "minimal", claude)
+    config_file = minimal.home / ".claude.json"
+    config = json.loads(config_file.read_text())
+    config.setdefault("mcpServers", {})["minimal"] = {
+        "type": "stdio",
+        "command": "/usr/bin/python3",
+        "args": ["-S", "-c", MINIMAL_SERVER],
+    }
+    config_file.write_text(json.dumps(config, indent=2))
+    harnesses["omcm without MCP, a minimal MCP server"] = minimal
     if args.before_code:
         before = Harness(root / "before", claude, mcp=True)
         config_file = before.home / ".claude.json"
@@ -161,10 +193,10 @@ def main() -> None:
             for name, harness in harnesses.items():
                 times[name].append(first_request_s(harness))
         load = os.getloadavg()
-        print(f"client {CLIENT_VERSION}, {args.runs} sessions each, load average {load[0]:.1f}/{load[2]:.1f}")
+        print(f"client {args.client}, {args.runs} sessions each, load average {load[0]:.1f}/{load[2]:.1f}")
         for name, values in [(n, v) for n, v in times.items() if v]:
             print(
-                f"{name:<26} first request after median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
+                f"{name:<40} first request after median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
             )
         if not args.skip_cache:
             seed(harnesses["omcm with MCP"])
