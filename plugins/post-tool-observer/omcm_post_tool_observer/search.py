@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-from attrs import frozen
+from typing import Any, NamedTuple
 
 from omcm_core.redact import mask, rules_version
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
 
-@frozen
-class Filters:
+class Filters(NamedTuple):
+    """What a search keeps to (a NamedTuple, not attrs: the fast `omcm search` route imports this module)."""
+
     tool: str | None = None
     file: str | None = None
     session: str | None = None
     failures_only: bool = False
     #: Only calls made in this project folder (None: every project, and calls recorded before projects were).
     project: str | None = None
+
+
+#: The default: every call (a NamedTuple is immutable, so one shared instance is safe).
+NO_FILTERS = Filters()
 
 
 def fts_query(text: str, operator: str = "OR") -> str | None:
@@ -101,7 +104,7 @@ COLUMNS = (
 SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
 
 
-def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def recent(store, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """The latest observations, newest first (a search without words)."""
     where, params = _where(filters)
     rows = store.query(
@@ -111,7 +114,7 @@ def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
     return [_row(r) for r in rows]
 
 
-def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def full_text(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """Observations with all the words first; if too few, any of them (bm25 ranks both)."""
     hits = _full_text(store, fts_query(text, "AND"), filters, limit)
     if len(hits) < limit and len(_TOKEN.findall(text)) > 1:
@@ -225,7 +228,7 @@ def _slice_start(store, query: str, upper: int | None) -> int | None:
     return row[0][0] if row else None
 
 
-def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:
+def semantic(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict] | None:
     """Cosine ranking over stored vectors; None when the model or vectors are not available."""
     ranked = _vector_ranking(store, text, limit)
     return None if ranked is None else _vector_rows(store, ranked(), filters, limit)
@@ -355,7 +358,7 @@ def vectors_ready(store) -> bool:
     return embedder.available() and bool(store.query("SELECT 1 FROM observer_vectors LIMIT 1"))
 
 
-def hybrid(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def hybrid(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """Reciprocal-rank fusion of full-text and semantic results (full text alone without vectors)."""
     ranked = _vector_ranking(store, text, limit * 3)  # scans the vectors while full text runs
     lexical = full_text(store, text, filters, limit * 3)
