@@ -61,14 +61,14 @@ def vector_matrix(store, model: str, cache=None, map_rows: bool = True):
     """(event ids, n x dim matrix) of every stored vector of ``model``.
 
     ``map_rows=False`` (the worker) brings the cache up to date and maps nothing: (None, None).
-    See :func:`vector_index`, which also gives each row's sign bits.
+    See :func:`vector_index`, which also gives each row's bit planes.
     """
     ids, matrix, _bits = vector_index(store, model, cache, map_rows)
     return ids, matrix
 
 
 def vector_index(store, model: str, cache=None, map_rows: bool = True, populate_below: int | None = None):
-    """(event ids, n x dim matrix, n x dim/8 sign bits) of every stored vector of ``model``.
+    """(event ids, n x dim matrix, n x dim/4 bits: sign and size planes) of every stored vector of ``model``.
 
     Reading a million vectors out of SQLite takes a minute, so the matrix is kept
     in ``cache`` (``vectors.f32`` and ``vectors-ids.s36``, raw rows, memory-mapped
@@ -80,11 +80,12 @@ def vector_index(store, model: str, cache=None, map_rows: bool = True, populate_
     stored again for the same call (a retried job) leaves its older copy in the
     cache: search skips an event id it has already seen.
 
-    ``vectors.bits`` holds each cached row's signs (bit set: the value is > 0),
-    48 bytes a row for 384 dimensions, for a Hamming-distance shortlist before
-    the exact scores (search.top_scores_shortlisted). It follows the matrix: made
-    from ``vectors.f32`` for the rows it does not cover yet (``bits`` in
-    ``vectors.json``), dropped with it. Without a cache the bits are None.
+    ``vectors.bits`` holds two bit planes a row, 96 bytes for 384 dimensions:
+    each value's sign (bit set: > 0), then whether it is large (its magnitude
+    over 1.5 times the row's median magnitude: about a third of them), for a
+    shortlist before the exact scores (vector_scan.top_scores_shortlisted). It
+    follows the matrix: made from ``vectors.f32`` for the rows it does not cover
+    yet (``bits`` in ``vectors.json``), dropped with it. Without a cache the bits are None.
     ``populate_below``: map the matrix's pages at once only when it has fewer
     rows (a shortlist reads a few of them; None: always).
     """
@@ -129,7 +130,7 @@ _MAPS: dict[str, tuple] = {}
 
 
 def _mapped(cache, n: int, dim: int, populate: bool = True):
-    """(ids, matrix, sign bits) of the first ``n`` rows, kept mapped for the next search of this process.
+    """(ids, matrix, bit planes) of the first ``n`` rows, kept mapped for the next search of this process.
 
     Mapping anew for each search cost more than the scan at 1,000,000 vectors:
     unmapping the 1.5 GB touched before took ~100 ms and faulting its pages
@@ -194,10 +195,11 @@ def _cache_state(cache, model: str, epoch) -> dict | None:
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    # The sign bits may cover fewer rows (a cache made before them, a writer killed halfway): made again from there.
+    # The bits may cover fewer rows (a cache made before them, a writer killed halfway): made again from there.
     try:
         covered = (cache / "vectors.bits").stat().st_size // _bits_width(dim) if dim else 0
-        state["bits"] = max(0, min(int(state.get("bits", 0)), covered, n))
+        counted = int(state.get("bits", 0)) if state.get("bits_format") == _BITS_FORMAT else 0
+        state["bits"] = max(0, min(counted, covered, n))
     except (OSError, ValueError, TypeError):
         state["bits"] = 0
     return state
@@ -238,9 +240,9 @@ def _extend(store, model: str, epoch, cache, state: dict | None) -> dict:
         os.fsync(vectors.fileno())
         os.fsync(ids.fileno())
     ((top,),) = store.query("SELECT coalesce(max(rowid), 0) FROM observer_vectors")
-    bits = 0 if fresh else min(state["bits"], n)  # rows only append: the bits made before stay right
+    bits = 0 if state is None else min(state["bits"], n)  # rows only append: the bits made before stay right
     state = {"format": _CACHE_FORMAT, "model": model, "epoch": epoch, "n": n, "dim": dim, "last": max(last, 0)}
-    state["bits"] = bits
+    state.update(bits=bits, bits_format=_BITS_FORMAT)
     if top > last and not _vectors_after_exist(store, model, last):
         state["last"] = top  # the rows past it are another model's
     atomic_write_text(cache / "vectors.json", json.dumps(state))
@@ -254,18 +256,23 @@ def _vectors_after_exist(store, model: str, rowid: int) -> bool:
     return bool(store.query("SELECT 1 FROM observer_vectors WHERE model = ? AND rowid > ? LIMIT 1", (model, rowid)))
 
 
+#: The layout of vectors.bits (two planes a row); bits of another layout are made again.
+_BITS_FORMAT = 2
+
+
 def _bits_width(dim: int) -> int:
-    """Bytes of sign bits a row: whole 64-bit words (384 dimensions: 48 bytes), so a scan can XOR words."""
-    return (dim + 63) // 64 * 8
+    """Bytes of bits a row: two planes of whole 64-bit words (384 dimensions: 2 x 48), so a scan can XOR words."""
+    return 2 * ((dim + 63) // 64 * 8)
 
 
 def _extend_bits(cache, state: dict) -> dict:
-    """Sign bits for the cached rows past ``state['bits']``, read from ``vectors.f32``; the new state, saved."""
+    """Bit planes for the cached rows past ``state['bits']``, read from ``vectors.f32``; the new state, saved."""
     import json
 
     import numpy as np
 
     from omcm_core.files import atomic_write_text
+    from omcm_post_tool_observer.vector_scan import bit_planes
 
     n, dim, done = state["n"], state["dim"], state["bits"]
     width = _bits_width(dim)
@@ -277,12 +284,10 @@ def _extend_bits(cache, state: dict) -> dict:
         for start in range(done, n, _BATCH):
             count = min(_BATCH, n - start)
             block = np.frombuffer(vectors.read(count * dim * 4), dtype=np.float32).reshape(count, dim)
-            signs = np.zeros((count, width * 8), dtype=bool)
-            signs[:, :dim] = block > 0
-            bits.write(np.packbits(signs, axis=1).tobytes())
+            bits.write(bit_planes(block).tobytes())
         bits.truncate()
         bits.flush()
         os.fsync(bits.fileno())
-    state = {**state, "bits": n}
+    state = {**state, "bits": n, "bits_format": _BITS_FORMAT}
     atomic_write_text(cache / "vectors.json", json.dumps(state))
     return state

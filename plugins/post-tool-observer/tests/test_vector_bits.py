@@ -5,7 +5,7 @@ import os
 import uuid
 
 import pytest
-from omcm_post_tool_observer import embedder, storage
+from omcm_post_tool_observer import embedder, storage, vector_scan
 
 from omcm_core.store import Store
 
@@ -29,9 +29,14 @@ def _add(store, vectors) -> list[str]:
 
 
 def _signs(bits, dim: int) -> list[list[bool]]:
-    unpacked = np.unpackbits(np.asarray(bits), axis=1)
-    assert not unpacked[:, dim:].any()  # the padding to whole 64-bit words is zeros
-    return unpacked[:, :dim].astype(bool).tolist()
+    """The sign plane of each row (and the size plane checked against the matrix's own values)."""
+    unpacked = np.unpackbits(np.asarray(bits), axis=1).reshape(len(bits), 2, -1)
+    assert not unpacked[:, :, dim:].any()  # the padding to whole 64-bit words is zeros
+    return unpacked[:, 0, :dim].astype(bool).tolist()
+
+
+def _planes_of(matrix) -> list:
+    return vector_scan.bit_planes(np.asarray(matrix)).tolist()
 
 
 def _random(rng, rows: int, dim: int = 70) -> list[list[float]]:
@@ -45,7 +50,8 @@ def test_bits_follow_the_matrix_as_rows_are_added_removed_and_masked_again(omcm_
     cache = embedder.cache_dir(store)
     first = _add(store, _random(rng, 5))
     ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
-    assert bits.shape == (5, 16) and _signs(bits, 70) == (matrix > 0).tolist()
+    assert bits.shape == (5, 32) and _signs(bits, 70) == (matrix > 0).tolist()
+    assert bits.tolist() == _planes_of(matrix)
     # New rows: the bits are extended from the rows cached before, not made again.
     with open(cache / "vectors.bits", "r+b") as f:
         f.write(b"\xff")  # what a remake would overwrite
@@ -57,7 +63,7 @@ def test_bits_follow_the_matrix_as_rows_are_added_removed_and_masked_again(omcm_
     with store.transaction() as conn:
         conn.execute("DELETE FROM observer_events WHERE event_id = ?", (first[0],))
     ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
-    assert len(ids) == 7 and _signs(bits, 70) == (matrix > 0).tolist()
+    assert len(ids) == 7 and _signs(bits, 70) == (matrix > 0).tolist() and bits.tolist() == _planes_of(matrix)
     # A call masked again loses its vector until embedded again: gone from the bits as from the matrix.
     with store.transaction() as conn:
         conn.execute("UPDATE observer_events SET output = '[REDACTED]' WHERE event_id = ?", (second[0],))
@@ -89,7 +95,15 @@ def test_a_cache_made_before_the_bits_gets_them_from_its_matrix(omcm_home):
     embedder._MAPS.clear()
     _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
     assert matrix[0].tolist() == [-1] * 70 and os.stat(cache / "vectors.f32").st_ino == inode
-    assert _signs(bits, 70) == (matrix > 0).tolist()
+    assert _signs(bits, 70) == (matrix > 0).tolist() and bits.tolist() == _planes_of(matrix)
+    # Bits of another layout (the first one had signs alone, 16 bytes a row here) are made again too.
+    state = json.loads((cache / "vectors.json").read_text())
+    (cache / "vectors.json").write_text(json.dumps({**state, "bits_format": 1}))
+    with open(cache / "vectors.bits", "r+b") as f:
+        f.write(b"\x5a" * 64)
+    embedder._MAPS.clear()
+    _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
+    assert bits.tolist() == _planes_of(matrix)
     store.close()
 
 
@@ -123,11 +137,11 @@ def test_a_writer_killed_halfway_through_the_bits_leaves_a_cache_that_is_complet
         f.write(b"\xab" * 100)
     embedder._MAPS.clear()
     _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
-    assert len(bits) == 10 and _signs(bits, 70) == (matrix > 0).tolist()
-    assert os.path.getsize(cache / "vectors.bits") == 10 * 16
+    assert len(bits) == 10 and bits.tolist() == _planes_of(matrix)
+    assert os.path.getsize(cache / "vectors.bits") == 10 * 32
     # A bits file cut short under a state that counts it whole (a disk that filled up): made again.
     with open(cache / "vectors.bits", "r+b") as f:
-        f.truncate(24)
+        f.truncate(48)
     embedder._MAPS.clear()
     _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
     assert len(bits) == 10 and _signs(bits, 70) == (matrix > 0).tolist()

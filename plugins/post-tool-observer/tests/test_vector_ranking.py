@@ -37,10 +37,7 @@ def test_nothing_to_rank():
 
 
 def _bits(matrix):
-    width = (matrix.shape[1] + 63) // 64 * 8
-    signs = np.zeros((len(matrix), width * 8), dtype=bool)
-    signs[:, : matrix.shape[1]] = matrix > 0
-    return np.packbits(signs, axis=1)
+    return vector_scan.bit_planes(matrix)
 
 
 @pytest.mark.parametrize("parts", [1, 2, 3])
@@ -56,22 +53,41 @@ def test_a_shortlist_holding_the_best_rows_gives_the_exact_ranking(parts):
     assert all(1000 <= row < 1040 for _, row in found)
 
 
-def test_the_shortlist_keeps_rows_by_sign_agreement_then_scores_them_exactly():
+def test_the_shortlist_keeps_the_rows_estimated_best_then_scores_them_exactly():
     query = np.array([1, 1, 1, 1], np.float32)
-    # Row 0 agrees in every sign but scores low; row 1 scores highest but disagrees in two signs.
-    matrix = np.array([[0.1, 0.1, 0.1, 0.1], [9, 9, -0.1, -0.1], [0.2, 0.2, 0.2, -5], [0.3, 0.3, 0.3, 0.3]], np.float32)
+    # Estimated from the bits: row 1 (two large values agreeing) best, then row 3 (every sign agreeing);
+    # row 0 disagrees in three signs, so it is left out although its exact score is second.
+    matrix = np.array(
+        [[3, -0.1, -0.1, -0.1], [9, 9, -0.1, -0.1], [0.2, 0.2, 0.2, -5], [0.3, 0.3, 0.3, 0.3]], np.float32
+    )
     found = vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 2, keep=2)
-    assert [row for _, row in found] == [3, 0]
-    assert [score for score, _ in found] == pytest.approx([1.2, 0.4])
+    assert [row for _, row in found] == [1, 3]
+    assert [score for score, _ in found] == pytest.approx([17.8, 1.2])
     # A shortlist as large as the matrix is the exact scan.
-    assert vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 2, keep=4)[0][1] == 1
+    assert [row for _, row in vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 2, keep=4)] == [1, 0]
 
 
 def test_a_sign_differing_where_the_query_is_large_counts_more():
     query = np.array([4, 4, 0.1, 0.1], np.float32)
     # Each row differs from the query in one sign: row 0 in a large dimension, row 1 in a small one.
-    matrix = np.array([[-0.1, 0.1, 9, 9], [0.1, 0.1, -0.1, 0.1]], np.float32)
+    matrix = np.array([[-1, 1, 1, 1], [1, 1, -1, 1]], np.float32)
     assert [row for _, row in vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 1, keep=1)] == [1]
+
+
+def test_a_large_value_agreeing_with_the_query_counts_more():
+    query = np.array([1, 1, 1, 1], np.float32)
+    # The same signs; row 1 has one large value.
+    matrix = np.array([[0.2, 0.2, 0.2, 0.2], [5, 0.2, 0.2, 0.2]], np.float32)
+    assert [row for _, row in vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 1, keep=1)] == [1]
+
+
+def test_bit_planes_are_signs_then_large_values():
+    matrix = np.array([[0.5, -3, 0.4, -0.6, 0.1], [-1, -1, -1, -1, -1]], np.float32)
+    planes = np.unpackbits(vector_scan.bit_planes(matrix), axis=1).reshape(2, 2, 64)
+    assert planes.shape == (2, 2, 64) and not planes[:, :, 5:].any()
+    assert planes[0, 0, :5].tolist() == [1, 0, 1, 0, 1] and planes[1, 0, :5].tolist() == [0] * 5
+    # Row 0's median magnitude is 0.5: over 0.75 is large. Row 1: none over 1.5 times the median.
+    assert planes[0, 1, :5].tolist() == [0, 1, 0, 0, 0] and planes[1, 1, :5].tolist() == [0] * 5
 
 
 def test_below_the_threshold_every_row_is_scored_whatever_the_bits_say():
@@ -91,7 +107,8 @@ def test_from_the_threshold_the_shortlist_is_used(monkeypatch):
     found = vector_scan.best_rows(matrix, _bits(matrix), query, 5)
     keep = vector_scan.shortlist(5000, 5)
     assert found == vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 5, keep)
-    assert keep == 200  # 40 per result wanted: more than 4 % of 5,000
+    assert keep == 200  # 40 per result wanted: more than 2 % of 5,000
+    assert vector_scan.shortlist(1_000_000, 150) == 20_000
 
 
 @pytest.mark.parametrize("words", [1, 6])
@@ -101,3 +118,20 @@ def test_popcount_without_numpy_2_counts_the_same(monkeypatch, words):
     monkeypatch.delattr(np, "bitwise_count", raising=False)
     assert vector_scan._popcount(values).astype(int).tolist() == counted.tolist()
     assert counted.tolist() == [[bin(int(v)).count("1") for v in row] for row in values]
+
+
+def test_pieces_and_parts_give_the_same_shortlist(monkeypatch):
+    rng = np.random.default_rng(12)
+    matrix = rng.standard_normal((1000, 200)).astype(np.float32)  # 4 words a plane
+    query = rng.standard_normal(200).astype(np.float32)
+    whole = vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 20, keep=60, parts=1)
+    monkeypatch.setattr(vector_scan, "_PIECE", 7)  # rows at a piece's edge pair with nothing of the next piece
+    for parts in (1, 2, 3):
+        assert vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 20, keep=60, parts=parts) == whole
+
+
+def test_nearest_keeps_the_smallest_and_breaks_ties_by_order():
+    values = np.array([3, 1, 1, 1, 0], np.float32)
+    assert sorted(vector_scan._nearest(values, 3).tolist()) == [1, 2, 4]
+    assert sorted(vector_scan._nearest(values, 3, order=np.array([9, 8, 7, 6, 5])).tolist()) == [2, 3, 4]
+    assert sorted(vector_scan._nearest(values, 9).tolist()) == [0, 1, 2, 3, 4]
