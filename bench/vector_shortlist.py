@@ -4,14 +4,14 @@
 
 Semantic search scores every vector below ``vector_scan.EXACT_BELOW`` rows; from
 there it scores exactly only the rows whose sign bits are nearest the query's
-(``vector_scan.shortlist``: 2 % of them). This bench measures how often that
+(``vector_scan.shortlist``: 4 % of them). This bench measures how often that
 gives the same top 10 / top 50 as the exact scan, for the 30 queries of
 bench/observer_year.py and the 38 questions of bench/retrieval.py:
 
 1. on real embeddings (all-MiniLM-L6-v2): the text of the real transcripts in
    ``../shared/fixtures`` (600-character pieces) plus outputs sampled from a
-   store built by observer_year.py (``--store``), shortlisting the same 2 % as at
-   a million rows (and 4 %) (the embeddings are kept in ``--cache`` for the next run);
+   store built by observer_year.py (``--store``), shortlisting 2 % and 4 % (at a
+   million rows: 4 %) (the embeddings are kept in ``--cache`` for the next run);
 2. on ``--random-rows`` random unit vectors (what observer_year.py stores): no
    structure at all, the worst case for sign bits.
 """

@@ -82,7 +82,7 @@ def vector_index(store, model: str, cache=None, map_rows: bool = True, populate_
 
     ``vectors.bits`` holds two bit planes a row, 96 bytes for 384 dimensions:
     each value's sign (bit set: > 0), then whether it is large (its magnitude
-    over 1.5 times the row's median magnitude: about a third of them), for a
+    over the row's root mean square: about a third of them), for a
     shortlist before the exact scores (vector_scan.top_scores_shortlisted). It
     follows the matrix: made from ``vectors.f32`` for the rows it does not cover
     yet (``bits`` in ``vectors.json``), dropped with it. Without a cache the bits are None.
@@ -257,7 +257,7 @@ def _vectors_after_exist(store, model: str, rowid: int) -> bool:
 
 
 #: The layout of vectors.bits (two planes a row); bits of another layout are made again.
-_BITS_FORMAT = 2
+_BITS_FORMAT = 3
 
 
 def _bits_width(dim: int) -> int:

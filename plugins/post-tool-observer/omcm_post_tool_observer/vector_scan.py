@@ -55,14 +55,14 @@ def best_rows(matrix, bits, query, count: int) -> list[tuple[float, int]]:
 
 
 def shortlist(rows: int, count: int) -> int:
-    """How many rows the bits shortlist for exact scores: 2 % of them, at least 40 per result wanted.
+    """How many rows the bits shortlist for exact scores: 4 % of them, at least 40 per result wanted.
 
-    Generous on purpose (20,000 at a million rows, ~30 MB of the 1.5 GB an
+    Generous on purpose (40,000 at a million rows, 60 MB of the 1.5 GB an
     exact scan reads): on the bench's random vectors, the worst case for bits,
-    and on real embeddings, 2 % kept the exact top 10 for every query measured
-    (bench/vector_shortlist.py, docs/benchmarks.md round 2).
+    and on real embeddings, 4 % kept the exact top 10 for every query measured;
+    2 % missed one in 68 (bench/vector_shortlist.py, docs/benchmarks.md round 2).
     """
-    return max(rows // 50, count * 40)
+    return max(rows // 25, count * 40)
 
 
 #: The estimate's weights, in whole numbers: a differing sign costs 12 where the query is small (and 12 + 18
@@ -82,17 +82,18 @@ _WEIGHTS = {
 def bit_planes(matrix):
     """Two bit planes a row of ``matrix`` (uint8, whole 64-bit words each): signs, then the large values.
 
-    A value is large when its magnitude is over 1.5 times its row's median
-    magnitude (about a third of a Gaussian row's values), so a row's planes
-    never depend on other rows: the cache only appends.
+    A value is large when its magnitude is over its row's root mean square
+    (about a third of a Gaussian row's values; one pass, where a median took
+    two thirds of the time), so a row's planes never depend on other rows:
+    the cache only appends.
     """
     import numpy as np
 
     rows, dim = matrix.shape
     planes = np.zeros((rows, 2, (dim + 63) // 64 * 64), dtype=bool)
     planes[:, 0, :dim] = matrix > 0
-    size = np.abs(matrix)
-    planes[:, 1, :dim] = size > 1.5 * np.median(size, axis=1, keepdims=True)
+    square = np.square(matrix)
+    planes[:, 1, :dim] = square > square.mean(axis=1, keepdims=True)
     return np.packbits(planes, axis=2).reshape(rows, -1)
 
 
@@ -108,9 +109,10 @@ def top_scores_shortlisted(matrix, bits, query, count: int, keep: int, parts: in
     each row (sign, and size 0.45 or 1.5) is estimated with popcounts, the
     query's values weighed 1 or 2.5 (below or above their median); the ``keep``
     rows estimated best are scored exactly, so the order and scores are those
-    of the exact scan for every row shortlisted. Signs alone (Hamming distance)
-    kept the exact top 10 of 2 % of a million random vectors for 8 queries of 20;
-    the query's weights made it 18, the size plane 20 (docs/benchmarks.md, round 2).
+    of the exact scan for every row shortlisted. On a million random vectors and
+    68 queries, 4 % shortlisted by signs alone (the query weighed) kept the exact
+    top 10 for 76 % of the queries; with the size plane, for all of them
+    (bench/vector_shortlist.py, docs/benchmarks.md round 2).
     Reads the bits (96 MB at a million rows) and ``keep`` rows of the matrix.
     """
     import numpy as np

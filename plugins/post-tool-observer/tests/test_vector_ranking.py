@@ -86,7 +86,7 @@ def test_bit_planes_are_signs_then_large_values():
     planes = np.unpackbits(vector_scan.bit_planes(matrix), axis=1).reshape(2, 2, 64)
     assert planes.shape == (2, 2, 64) and not planes[:, :, 5:].any()
     assert planes[0, 0, :5].tolist() == [1, 0, 1, 0, 1] and planes[1, 0, :5].tolist() == [0] * 5
-    # Row 0's median magnitude is 0.5: over 0.75 is large. Row 1: none over 1.5 times the median.
+    # Row 0's mean square is 1.956: only -3 is large. Row 1: no value over its root mean square.
     assert planes[0, 1, :5].tolist() == [0, 1, 0, 0, 0] and planes[1, 1, :5].tolist() == [0] * 5
 
 
@@ -107,8 +107,8 @@ def test_from_the_threshold_the_shortlist_is_used(monkeypatch):
     found = vector_scan.best_rows(matrix, _bits(matrix), query, 5)
     keep = vector_scan.shortlist(5000, 5)
     assert found == vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 5, keep)
-    assert keep == 200  # 40 per result wanted: more than 2 % of 5,000
-    assert vector_scan.shortlist(1_000_000, 150) == 20_000
+    assert keep == 200  # 40 per result wanted: more than 4 % of 5,000
+    assert vector_scan.shortlist(1_000_000, 150) == 40_000
 
 
 @pytest.mark.parametrize("words", [1, 6])
