@@ -146,3 +146,43 @@ def test_a_writer_killed_halfway_through_the_bits_leaves_a_cache_that_is_complet
     _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
     assert len(bits) == 10 and _signs(bits, 70) == (matrix > 0).tolist()
     store.close()
+
+
+TEXTS = [
+    "docker compose up -d failed: Cannot connect to the Docker daemon",
+    "def login(user, password): check the password hash and start a session",
+    "pytest -q: 3 failed, 12 passed in 0.41s",
+    "git push rejected: the remote has work you do not have locally",
+]
+
+
+@pytest.mark.slow
+def test_semantic_search_through_the_shortlist_finds_what_the_exact_scan_finds(omcm_home, monkeypatch):
+    """A store past the threshold (lowered here): search.semantic maps the bits and shortlists, same hits."""
+    from omcm_post_tool_observer import search
+
+    if not embedder.available():
+        pytest.fail("the [embeddings] extra is part of the development install (.dev-extras, .dev-no-deps)")
+    model = embedder.load()
+    rng = np.random.default_rng(6)
+    filler = rng.standard_normal((3000, 384)).astype(np.float32)
+    filler /= np.linalg.norm(filler, axis=1, keepdims=True)
+    real = model.encode(TEXTS).astype(np.float32)
+    store = Store(omcm_home)
+    storage.ready(store)
+    # The real texts among the filler, at both ends and in the middle, so each part of the scan holds some.
+    rows = [*real[:2].tolist(), *filler[:1500].tolist(), real[2].tolist(), *filler[1500:].tolist(), real[3].tolist()]
+    ids = _add(store, rows)
+    expected = {q: search.semantic(store, q) for q in ("the container engine is not running", "user authentication")}
+    assert [h["event_id"] for h in expected["user authentication"]][:1] == [ids[1]]
+    used = []
+    shortlisted = vector_scan.top_scores_shortlisted
+    monkeypatch.setattr(vector_scan, "EXACT_BELOW", 1000)
+    monkeypatch.setattr(vector_scan, "shortlist", lambda rows, count: max(rows // 25, count))
+    monkeypatch.setattr(
+        vector_scan, "top_scores_shortlisted", lambda *a, **k: used.append(a[4]) or shortlisted(*a, **k)
+    )
+    for query, hits in expected.items():
+        assert search.semantic(store, query) == hits
+    assert used == [120, 120] and [h["event_id"] for h in expected["the container engine is not running"]][0] == ids[0]
+    store.close()
