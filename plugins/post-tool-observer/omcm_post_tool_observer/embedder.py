@@ -118,19 +118,21 @@ def vector_index(store, model: str, cache=None, map_rows: bool = True, populate_
             if state is None or state["last"] < last:
                 state = _extend(store, model, epoch, cache, state)
             if state["bits"] < state["n"]:
-                state = _extend_bits(cache, state)
+                # A full disk: the matrix is whole, so searches score every row until the bits can be written.
+                with contextlib.suppress(OSError):
+                    state = _extend_bits(cache, state)
     if not state["n"] or not map_rows:
         return None, None, None
     populate = populate_below is None or state["n"] < populate_below
-    return _mapped(cache, state["n"], state["dim"], populate)
+    return _mapped(cache, state["n"], state["dim"], populate, with_bits=state["bits"] >= state["n"])
 
 
 #: The mapping each cache folder's search used last: (files and shape, ids, matrix).
 _MAPS: dict[str, tuple] = {}
 
 
-def _mapped(cache, n: int, dim: int, populate: bool = True):
-    """(ids, matrix, bit planes) of the first ``n`` rows, kept mapped for the next search of this process.
+def _mapped(cache, n: int, dim: int, populate: bool = True, with_bits: bool = True):
+    """(ids, matrix, bit planes or None) of the first ``n`` rows, kept mapped for the next search of this process.
 
     Mapping anew for each search cost more than the scan at 1,000,000 vectors:
     unmapping the 1.5 GB touched before took ~100 ms and faulting its pages
@@ -140,7 +142,7 @@ def _mapped(cache, n: int, dim: int, populate: bool = True):
     """
     import numpy as np
 
-    files = [cache / "vectors.f32", cache / "vectors-ids.s36", cache / "vectors.bits"]
+    files = [cache / "vectors.f32", cache / "vectors-ids.s36", *([cache / "vectors.bits"] if with_bits else [])]
     key = (tuple((st.st_dev, st.st_ino) for st in map(os.stat, files)), n, dim)
     held = _MAPS.get(str(cache))
     if held is not None and held[0] == key:
@@ -148,7 +150,9 @@ def _mapped(cache, n: int, dim: int, populate: bool = True):
     width = _bits_width(dim)
     matrix = np.frombuffer(_map(files[0], n * dim * 4, populate), dtype=np.float32, count=n * dim).reshape(n, dim)
     ids = np.frombuffer(_map(files[1], n * 36), dtype="S36", count=n)
-    bits = np.frombuffer(_map(files[2], n * width), dtype=np.uint8, count=n * width).reshape(n, width)
+    bits = None
+    if with_bits:
+        bits = np.frombuffer(_map(files[2], n * width), dtype=np.uint8, count=n * width).reshape(n, width)
     _MAPS[str(cache)] = (key, ids, matrix, bits)
     return ids, matrix, bits
 

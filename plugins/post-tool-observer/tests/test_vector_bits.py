@@ -186,3 +186,25 @@ def test_semantic_search_through_the_shortlist_finds_what_the_exact_scan_finds(o
         assert search.semantic(store, query) == hits
     assert used == [120, 120] and [h["event_id"] for h in expected["the container engine is not running"]][0] == ids[0]
     store.close()
+
+
+def test_bits_that_cannot_be_written_leave_the_matrix_to_an_exact_scan(omcm_home, monkeypatch):
+    rng = np.random.default_rng(8)
+    store = Store(omcm_home)
+    storage.ready(store)
+    cache = embedder.cache_dir(store)
+    _add(store, _random(rng, 4))
+    real = embedder._extend_bits
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(embedder, "_extend_bits", full_disk)
+    ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
+    assert len(ids) == 4 and matrix.shape == (4, 70) and bits is None  # search scores every row
+    assert vector_scan.best_rows(matrix, bits, matrix[2], 1)[0][1] == 2
+    # Space again: the next call writes them.
+    monkeypatch.setattr(embedder, "_extend_bits", real)
+    _ids, matrix, bits = embedder.vector_index(store, MODEL, cache)
+    assert bits is not None and bits.tolist() == _planes_of(matrix)
+    store.close()
