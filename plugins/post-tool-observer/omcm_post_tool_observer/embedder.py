@@ -127,7 +127,7 @@ def vector_index(store, model: str, cache=None, map_rows: bool = True, populate_
     return _mapped(cache, state["n"], state["dim"], populate, with_bits=state["bits"] >= state["n"])
 
 
-#: The mapping each cache folder's search used last: (files and shape, ids, matrix).
+#: The mapping each cache folder's search used last: (files and shape, ids, matrix, bit planes or None).
 _MAPS: dict[str, tuple] = {}
 
 

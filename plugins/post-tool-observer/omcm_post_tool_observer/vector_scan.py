@@ -1,4 +1,4 @@
-"""Semantic search's scan of the vector matrix: exact top-k, or a sign-bit shortlist rescored exactly.
+"""Semantic search's scan of the vector matrix: exact top-k, or a bit-plane shortlist scored exactly.
 
 numpy is imported inside the functions: search.py, which the fast `omcm search`
 route imports, imports this module only when it ranks vectors.
@@ -43,7 +43,7 @@ def top_scores(matrix, query, count: int, parts: int | None = None) -> list[tupl
     return [(float(scores[i]), int(rows[i])) for i in order]
 
 
-#: Below this many vectors every search scores them all (exact); from it, a shortlist by the sign bits first.
+#: Below this many vectors every search scores them all (exact); from it, a shortlist by the bit planes first.
 EXACT_BELOW = 200_000
 
 
