@@ -247,7 +247,7 @@ def _vector_ranking(store, text: str, limit: int):
         return None
     from omcm_post_tool_observer.minilm import MODEL_NAME
 
-    # Before numpy is first imported (vector_matrix imports it): OpenBLAS threads that busy-wait for each
+    # Before numpy is first imported (vector_index imports it): OpenBLAS threads that busy-wait for each
     # other made the encoding and the scan several times slower on a loaded machine.
     embedder.limit_threads()
     from omcm_post_tool_observer.vector_scan import EXACT_BELOW, best_rows
