@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-from attrs import frozen
+from typing import Any, NamedTuple
 
 from omcm_core.redact import mask, rules_version
 
 _TOKEN = re.compile(r"[\w./-]+", re.UNICODE)
 
 
-@frozen
-class Filters:
+class Filters(NamedTuple):
+    """What a search keeps to (a NamedTuple, not attrs: the fast `omcm search` route imports this module)."""
+
     tool: str | None = None
     file: str | None = None
     session: str | None = None
     failures_only: bool = False
     #: Only calls made in this project folder (None: every project, and calls recorded before projects were).
     project: str | None = None
+
+
+#: The default: every call (a NamedTuple is immutable, so one shared instance is safe).
+NO_FILTERS = Filters()
 
 
 def fts_query(text: str, operator: str = "OR") -> str | None:
@@ -101,7 +104,7 @@ COLUMNS = (
 SNIPPET = f"snippet(observer_fts, -1, '{MARK[0]}', '{MARK[1]}', '…', 16)"
 
 
-def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def recent(store, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """The latest observations, newest first (a search without words)."""
     where, params = _where(filters)
     rows = store.query(
@@ -111,7 +114,7 @@ def recent(store, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
     return [_row(r) for r in rows]
 
 
-def full_text(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def full_text(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """Observations with all the words first; if too few, any of them (bm25 ranks both)."""
     hits = _full_text(store, fts_query(text, "AND"), filters, limit)
     if len(hits) < limit and len(_TOKEN.findall(text)) > 1:
@@ -225,7 +228,7 @@ def _slice_start(store, query: str, upper: int | None) -> int | None:
     return row[0][0] if row else None
 
 
-def semantic(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict] | None:
+def semantic(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict] | None:
     """Cosine ranking over stored vectors; None when the model or vectors are not available."""
     ranked = _vector_ranking(store, text, limit)
     return None if ranked is None else _vector_rows(store, ranked(), filters, limit)
@@ -244,10 +247,12 @@ def _vector_ranking(store, text: str, limit: int):
         return None
     from omcm_post_tool_observer.minilm import MODEL_NAME
 
-    # Before numpy is first imported (vector_matrix imports it): OpenBLAS threads that busy-wait for each
+    # Before numpy is first imported (vector_index imports it): OpenBLAS threads that busy-wait for each
     # other made the encoding and the scan several times slower on a loaded machine.
     embedder.limit_threads()
-    ids, matrix = embedder.vector_matrix(store, MODEL_NAME, embedder.cache_dir(store))
+    from omcm_post_tool_observer.vector_scan import EXACT_BELOW, best_rows
+
+    ids, matrix, bits = embedder.vector_index(store, MODEL_NAME, embedder.cache_dir(store), populate_below=EXACT_BELOW)
     if ids is None or len(ids) == 0:
         return None
     import threading
@@ -257,7 +262,9 @@ def _vector_ranking(store, text: str, limit: int):
     def work() -> None:
         try:
             model = embedder.load()
-            result.append(None if model is None else top_scores(matrix, model.encode([text])[0], _candidates(limit)))
+            result.append(
+                None if model is None else best_rows(matrix, bits, model.encode([text])[0], _candidates(limit))
+            )
         except BaseException as exc:  # raised again on the caller's thread
             result.append(exc)
 
@@ -281,53 +288,6 @@ def _candidates(limit: int) -> int:
 
 def _decode(event_id) -> str:
     return event_id.decode() if isinstance(event_id, bytes) else str(event_id)
-
-
-#: From this many vectors up, the scan is split in two halves on two threads (one BLAS call each: the
-#: GIL is released for the whole half, so the threads do not queue for it between small pieces).
-SPLIT_ROWS = 400_000
-
-
-def top_scores(matrix, query, count: int, parts: int | None = None) -> list[tuple[float, int]]:
-    """The ``count`` best (score, row) of ``matrix @ query``, best first: exact, in ``parts`` parts.
-
-    At a million rows the product reads 1.5 GB of vectors; with a second core
-    free the two halves take about half as long.
-    """
-    import numpy as np
-
-    n = len(matrix)
-    count = min(count, n)
-    if count <= 0:
-        return []
-    query = np.asarray(query, dtype=np.float32)
-    parts = parts or (2 if n >= SPLIT_ROWS else 1)
-    edges = [n * i // parts for i in range(parts + 1)]
-    found: list = [None] * parts
-
-    def scan(part: int) -> None:
-        lo, hi = edges[part], edges[part + 1]
-        scores = np.asarray(matrix[lo:hi]) @ query
-        keep = min(count, hi - lo)
-        best = np.argpartition(scores, len(scores) - keep)[len(scores) - keep :]
-        found[part] = (scores[best], best + lo)
-
-    if parts > 1:
-        import threading
-
-        helpers = [threading.Thread(target=scan, args=(part,), daemon=True) for part in range(1, parts)]
-        for helper in helpers:
-            helper.start()
-        scan(0)
-        for helper in helpers:
-            helper.join()
-    else:
-        scan(0)
-    scores = np.concatenate([f[0] for f in found])
-    rows = np.concatenate([f[1] for f in found])
-    # Best first; equal scores by row, so the order does not depend on the parts.
-    order = np.lexsort((rows, -scores))[:count]
-    return [(float(scores[i]), int(rows[i])) for i in order]
 
 
 def _vector_rows(store, ranked, filters: Filters, limit: int) -> list[dict] | None:
@@ -355,7 +315,7 @@ def vectors_ready(store) -> bool:
     return embedder.available() and bool(store.query("SELECT 1 FROM observer_vectors LIMIT 1"))
 
 
-def hybrid(store, text: str, filters: Filters = Filters(), limit: int = 10) -> list[dict]:
+def hybrid(store, text: str, filters: Filters = NO_FILTERS, limit: int = 10) -> list[dict]:
     """Reciprocal-rank fusion of full-text and semantic results (full text alone without vectors)."""
     ranked = _vector_ranking(store, text, limit * 3)  # scans the vectors while full text runs
     lexical = full_text(store, text, filters, limit * 3)
