@@ -250,7 +250,9 @@ def _vector_ranking(store, text: str, limit: int):
     # Before numpy is first imported (vector_matrix imports it): OpenBLAS threads that busy-wait for each
     # other made the encoding and the scan several times slower on a loaded machine.
     embedder.limit_threads()
-    ids, matrix = embedder.vector_matrix(store, MODEL_NAME, embedder.cache_dir(store))
+    from omcm_post_tool_observer.vector_scan import EXACT_BELOW, best_rows
+
+    ids, matrix, bits = embedder.vector_index(store, MODEL_NAME, embedder.cache_dir(store), populate_below=EXACT_BELOW)
     if ids is None or len(ids) == 0:
         return None
     import threading
@@ -260,7 +262,9 @@ def _vector_ranking(store, text: str, limit: int):
     def work() -> None:
         try:
             model = embedder.load()
-            result.append(None if model is None else top_scores(matrix, model.encode([text])[0], _candidates(limit)))
+            result.append(
+                None if model is None else best_rows(matrix, bits, model.encode([text])[0], _candidates(limit))
+            )
         except BaseException as exc:  # raised again on the caller's thread
             result.append(exc)
 
@@ -284,53 +288,6 @@ def _candidates(limit: int) -> int:
 
 def _decode(event_id) -> str:
     return event_id.decode() if isinstance(event_id, bytes) else str(event_id)
-
-
-#: From this many vectors up, the scan is split in two halves on two threads (one BLAS call each: the
-#: GIL is released for the whole half, so the threads do not queue for it between small pieces).
-SPLIT_ROWS = 400_000
-
-
-def top_scores(matrix, query, count: int, parts: int | None = None) -> list[tuple[float, int]]:
-    """The ``count`` best (score, row) of ``matrix @ query``, best first: exact, in ``parts`` parts.
-
-    At a million rows the product reads 1.5 GB of vectors; with a second core
-    free the two halves take about half as long.
-    """
-    import numpy as np
-
-    n = len(matrix)
-    count = min(count, n)
-    if count <= 0:
-        return []
-    query = np.asarray(query, dtype=np.float32)
-    parts = parts or (2 if n >= SPLIT_ROWS else 1)
-    edges = [n * i // parts for i in range(parts + 1)]
-    found: list = [None] * parts
-
-    def scan(part: int) -> None:
-        lo, hi = edges[part], edges[part + 1]
-        scores = np.asarray(matrix[lo:hi]) @ query
-        keep = min(count, hi - lo)
-        best = np.argpartition(scores, len(scores) - keep)[len(scores) - keep :]
-        found[part] = (scores[best], best + lo)
-
-    if parts > 1:
-        import threading
-
-        helpers = [threading.Thread(target=scan, args=(part,), daemon=True) for part in range(1, parts)]
-        for helper in helpers:
-            helper.start()
-        scan(0)
-        for helper in helpers:
-            helper.join()
-    else:
-        scan(0)
-    scores = np.concatenate([f[0] for f in found])
-    rows = np.concatenate([f[1] for f in found])
-    # Best first; equal scores by row, so the order does not depend on the parts.
-    order = np.lexsort((rows, -scores))[:count]
-    return [(float(scores[i]), int(rows[i])) for i in order]
 
 
 def _vector_rows(store, ranked, filters: Filters, limit: int) -> list[dict] | None:
