@@ -34,9 +34,19 @@ def configure_search(parser) -> None:
         help="search the team's shared observations (local copy of the team store; every word as a plain "
         "substring of the entry, no ranking; with --tool, --file, --failures, --limit, --json)",
     )
+    parser.add_argument(
+        "--stop-server",
+        action="store_true",
+        help="stop the background search process (it keeps the model loaded; it also leaves after 10 idle minutes)",
+    )
 
 
 def run_search(args, ctx) -> int:
+    if args.stop_server:
+        from omcm_post_tool_observer import search_client
+
+        print("search server stopped" if search_client.stop(ctx.home) else "no search server was running")
+        return 0
     if args.team:
         return _run_team_search(args, ctx)
     return answer(args, ctx.store, ctx.project_dir, ctx.env)
@@ -71,7 +81,7 @@ def answer(args, store, project_dir, env) -> int:
     if search.fts_query(text) is None:  # no words: the most recent calls
         hits, mode = search.recent(store, filters, limit), "recent"
     elif args.semantic:
-        hits, mode = search.semantic(store, text, filters, limit), "semantic"
+        hits, mode = _ranked_by_meaning(store, "semantic", text, filters, limit, env), "semantic"
         if hits is None:
             print(
                 "omcm search: semantic search needs the [embeddings] extra "
@@ -82,7 +92,7 @@ def answer(args, store, project_dir, env) -> int:
             hits, mode = search.full_text(store, text, filters, limit), "full-text"
     elif args.hybrid or (not args.full_text and search.vectors_ready(store)):
         # The default where vectors exist: best recall on real sessions (docs/benchmarks.md, retrieval).
-        hits, mode = search.hybrid(store, text, filters, limit), "hybrid"
+        hits, mode = _ranked_by_meaning(store, "hybrid", text, filters, limit, env), "hybrid"
     else:
         hits, mode = search.full_text(store, text, filters, limit), "full-text"
     hits = search.with_relevance(hits)
@@ -96,6 +106,16 @@ def answer(args, store, project_dir, env) -> int:
     for hit in hits:
         _print_hit(hit, mode)
     return 0
+
+
+def _ranked_by_meaning(store, mode: str, text: str, filters, limit: int, env):
+    """search.semantic or search.hybrid: answered by the search server if it can, else here (the same hits)."""
+    from omcm_post_tool_observer import search, search_client
+
+    served = search_client.ask(store.home, store.path, mode, text, filters._asdict(), limit, env)
+    if served is not search_client.NOT_SERVED:
+        return served
+    return (search.semantic if mode == "semantic" else search.hybrid)(store, text, filters, limit)
 
 
 def _one_line(text: str, width: int) -> str:

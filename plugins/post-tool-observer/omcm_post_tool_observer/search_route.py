@@ -46,6 +46,7 @@ class Args:
         self.full_text = False
         self.json = False
         self.team = False
+        self.stop_server = False
 
 
 def parse(argv: Sequence[str]) -> Args | None:
