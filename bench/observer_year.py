@@ -14,7 +14,9 @@
    interleaved; in process, full text, semantic and hybrid with the model loaded;
    the first semantic search of a new process with the cache the worker keeps
    (model load + mapping), and building that cache from nothing.
-3. Records one more observation on the full store (the deferred work of a PostToolUse).
+3. Records ``--record`` PostToolUse calls on the full store (the plugin's own
+   ``post_tool``, in process, as bench/post_tool_observer_bench.py does), then
+   deletes them again so the store stays as built.
 """
 
 from __future__ import annotations
@@ -168,6 +170,9 @@ def main() -> int:
     parser.add_argument("--in-process-only", action="store_true", help="skip the command-line timings")
     parser.add_argument("--compare-search", type=Path, help="a search.py to time against the current one")
     parser.add_argument("--keep-cache", action="store_true", help="keep the vector cache built before")
+    parser.add_argument(
+        "--record", type=int, default=50, help="PostToolUse calls to record on the full store (0: none)"
+    )
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="omcm-year-"))
     print(
@@ -190,15 +195,16 @@ def main() -> int:
     print(f"{rows} observations: database {size / 2**20:.0f} MB, {size / rows:.0f} bytes per observation")
     cache = embedder.cache_dir(store)
     if not args.keep_cache:
-        for name in ("vectors.json", "vectors.f32", "vectors-ids.s36"):
+        for name in ("vectors.json", "vectors.f32", "vectors-ids.s36", "vectors.bits"):
             (cache / name).unlink(missing_ok=True)
     started = time.perf_counter()
     embedder.vector_matrix(store, "all-MiniLM-L6-v2", cache)
     built = time.perf_counter() - started
-    cached = sum((cache / n).stat().st_size for n in ("vectors.f32", "vectors-ids.s36"))
+    cached = sum((cache / n).stat().st_size for n in ("vectors.f32", "vectors-ids.s36", "vectors.bits"))
     print(
         f"vector cache {'checked' if args.keep_cache else 'built from nothing'} in {built:.1f} s "
-        f"({cached / rows:.0f} bytes per observation)"
+        f"({cached / rows:.0f} bytes per observation, {(cache / 'vectors.bits').stat().st_size / rows:.0f} "
+        "of them sign bits)"
     )
     # Run from the recorded project's folder, as `omcm search` is: it searches that project.
     os.makedirs(PROJECT, exist_ok=True)
@@ -272,6 +278,13 @@ def main() -> int:
                 reference = results
     for label, values in timings.items():
         print(f"in process, {label:10} {_q(values)}")
+    if args.record:
+        from post_tool_observer_bench import time_recording
+
+        print(f"PostToolUse, one call recorded on the full store: {time_recording(home, args.record)}")
+        with store.transaction() as conn:  # the bench's calls (sessions bench-N) go again: the store stays as built
+            conn.execute("DELETE FROM observer_events WHERE session_id LIKE 'bench-%'")
+    print(f"done: load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     store.close()
     return 0
 

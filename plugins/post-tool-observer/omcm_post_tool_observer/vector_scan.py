@@ -69,10 +69,13 @@ def top_scores_shortlisted(matrix, bits, query, count: int, keep: int, parts: in
     """The ``count`` best (score, row) of ``matrix @ query`` among the ``keep`` rows nearest by sign bits.
 
     ``bits`` holds each row's signs (embedder.vector_index); the rows whose
-    signs differ least from the query's (Hamming distance, 64 bits at a time)
-    are scored exactly, so the order and scores are those of the exact scan
-    for every row shortlisted. Reads ``bits`` (48 MB at a million rows) and
-    ``keep`` rows of the matrix instead of all of it.
+    signs differ least from the query's are scored exactly, so the order and
+    scores are those of the exact scan for every row shortlisted. A differing
+    sign counts twice in the half of the dimensions where the query is largest
+    (they weigh most in the score): on random vectors that kept the exact top 10
+    in 18 queries of 20 instead of 8, for ~40 % more time than plain Hamming.
+    Reads ``bits`` (48 MB at a million rows) and ``keep`` rows of the matrix
+    instead of all of it.
     """
     import numpy as np
 
@@ -83,9 +86,11 @@ def top_scores_shortlisted(matrix, bits, query, count: int, keep: int, parts: in
     if keep >= n:
         return top_scores(matrix, query, count, parts)
     query = np.asarray(query, dtype=np.float32)
-    signs = np.zeros(bits.shape[1] * 8, dtype=bool)
-    signs[: len(query)] = query > 0
-    words, mine = bits.view(np.uint64), np.packbits(signs).view(np.uint64)
+    signs = np.zeros((2, bits.shape[1] * 8), dtype=bool)
+    signs[0, : len(query)] = query > 0
+    signs[1, : len(query)] = np.abs(query) > np.median(np.abs(query))
+    mine, heavy = np.packbits(signs, axis=1).view(np.uint64)
+    words = bits.view(np.uint64)
     distances = np.empty(n, dtype=np.uint16)
     parts = parts or (2 if n >= SPLIT_ROWS else 1)
     edges = [n * i // parts for i in range(parts + 1)]
@@ -93,7 +98,8 @@ def top_scores_shortlisted(matrix, bits, query, count: int, keep: int, parts: in
     def measure(part: int) -> None:
         for lo in range(edges[part], edges[part + 1], 65_536):  # pieces that stay in the CPU's cache
             hi = min(lo + 65_536, edges[part + 1])
-            distances[lo:hi] = _popcount(words[lo:hi] ^ mine).sum(axis=1, dtype=np.uint16)
+            differ = words[lo:hi] ^ mine
+            distances[lo:hi] = (_popcount(differ) + _popcount(differ & heavy)).sum(axis=1, dtype=np.uint16)
 
     _on_threads(measure, parts)
     rows = np.sort(np.argpartition(distances, keep - 1)[:keep])  # in file order: the reads go forwards

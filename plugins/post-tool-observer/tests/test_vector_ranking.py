@@ -67,6 +67,13 @@ def test_the_shortlist_keeps_rows_by_sign_agreement_then_scores_them_exactly():
     assert vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 2, keep=4)[0][1] == 1
 
 
+def test_a_sign_differing_where_the_query_is_large_counts_more():
+    query = np.array([4, 4, 0.1, 0.1], np.float32)
+    # Each row differs from the query in one sign: row 0 in a large dimension, row 1 in a small one.
+    matrix = np.array([[-0.1, 0.1, 9, 9], [0.1, 0.1, -0.1, 0.1]], np.float32)
+    assert [row for _, row in vector_scan.top_scores_shortlisted(matrix, _bits(matrix), query, 1, keep=1)] == [1]
+
+
 def test_below_the_threshold_every_row_is_scored_whatever_the_bits_say():
     rng = np.random.default_rng(9)
     matrix = rng.standard_normal((5000, 32)).astype(np.float32)
