@@ -44,7 +44,7 @@ def socket_path(home: Path) -> str:
 
 
 def code_stamp() -> str:
-    """What the code that searches is: the plugin's and the store's sources (size, mtime), Python, the masking rules.
+    """What the code that searches is: the plugin's and the store's sources, the folders on the path, Python, the rules.
 
     The server refuses a client whose stamp differs and leaves when its own
     files change (an upgrade, an uninstall): it never answers with other code.
@@ -61,7 +61,9 @@ def code_stamp() -> str:
     except OSError:
         names = []
     parts: list = [sys.version, sys.executable, rules_version()]
-    for name in [*names, *(os.path.join(core, n) for n in CORE_FILES)]:
+    # The folders on the path (not the first: the script's or working folder, which differ between the two
+    # ends): installing or removing a distribution there (numpy, the model) changes their mtime.
+    for name in [*names, *(os.path.join(core, n) for n in CORE_FILES), *sys.path[1:]]:
         try:
             st = os.stat(name)
             parts.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
