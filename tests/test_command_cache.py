@@ -138,3 +138,14 @@ def test_no_omcm_home_is_made_for_the_cache(omcm, tmp_path):
         proc = omcm("hello", OMCM_HOME=str(home))
         assert proc.returncode == 3 and "manager loaded" in proc.stderr
     assert not home.exists()
+
+
+def test_two_environments_used_in_turn_keep_a_remembered_route_each(omcm):
+    # An OMCM_* variable is part of what is remembered; alternating two values must not make every run
+    # load every plugin again (each environment had overwritten the other's file).
+    for extra in ({}, {"OMCM_SEARCH_SERVER": "0"}):
+        assert "manager loaded" in omcm("hello", **extra).stderr
+    for _ in range(2):
+        for extra in ({}, {"OMCM_SEARCH_SERVER": "0"}):
+            proc = omcm("hello", **extra)
+            assert "manager not loaded" in proc.stderr and "hello from probe" in proc.stdout, extra

@@ -17,9 +17,10 @@ function that moved) takes the usual route, which rewrites the file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
+
+from omcm_core._runtime.digest import sha256  # not hashlib: it loads OpenSSL (~2 ms of a start)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,12 +34,11 @@ FORMAT = 1
 
 
 def path_for(inv: Invocation) -> Path:
-    ident = repr((sys.executable, sys.path, inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd))
-    return (
-        inv.home
-        / "cache"
-        / f"commands-{hashlib.sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.json"
-    )
+    # The OMCM_* variables too (they are in the key): two environments used in turn (a variable set for one
+    # run, a benchmark's variants) must not overwrite each other's file, or every run would load every plugin.
+    wanted = sorted((k, v) for k, v in inv.env.items() if k.startswith("OMCM"))
+    ident = repr((sys.executable, sys.path, inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd, wanted))
+    return inv.home / "cache" / f"commands-{sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.json"
 
 
 def _name(function: Any) -> str | None:

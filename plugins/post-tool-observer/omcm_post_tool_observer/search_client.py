@@ -49,9 +49,8 @@ def code_stamp() -> str:
     The server refuses a client whose stamp differs and leaves when its own
     files change (an upgrade, an uninstall): it never answers with other code.
     """
-    import hashlib
-
     import omcm_core
+    from omcm_core._runtime.digest import sha256
     from omcm_core.redact import rules_version
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -69,7 +68,7 @@ def code_stamp() -> str:
             parts.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
             parts.append((name, -1))
-    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def store_id(path: os.PathLike | str) -> list[int] | None:
