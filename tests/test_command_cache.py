@@ -149,3 +149,21 @@ def test_two_environments_used_in_turn_keep_a_remembered_route_each(omcm):
         for extra in ({}, {"OMCM_SEARCH_SERVER": "0"}):
             proc = omcm("hello", **extra)
             assert "manager not loaded" in proc.stderr and "hello from probe" in proc.stdout, extra
+
+
+def test_the_search_route_s_project_dir_is_the_dispatcher_s(tmp_path):
+    # post-tool-observer may not import omcm_core._runtime (test_public_api), so its copy is checked here.
+    from omcm_post_tool_observer import search_route
+
+    from omcm_core._runtime.payload import resolve_project_dir
+
+    cases = [
+        ({}, str(tmp_path)),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}, str(tmp_path)),
+        ({"CLAUDE_PROJECT_DIR": "relative"}, None),
+        ({"CLAUDE_PROJECT_DIR": "/x\x00y"}, "C:\\Users\\me"),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path)}, "/"),
+        ({}, None),
+    ]
+    for env, cwd in cases:
+        assert search_route.project_dir(env, cwd) == resolve_project_dir(env, cwd), (env, cwd)

@@ -58,7 +58,7 @@ def _argv_route(argv, env, cwd, home):
     return route(argv, env, cwd, home)
 
 
-# Run before argparse by omcm_core._cli.command_cache once this command is remembered: the common forms
+# Run before argparse by omcm's command cache once this command is remembered: the common forms
 # of `omcm search` parsed by hand (None: anything else, which argparse then parses as always).
 run_search.argv_route = _argv_route  # type: ignore[attr-defined]
 

@@ -36,11 +36,9 @@ HIT_KEYS = frozenset(("event_id", "ts", "session_id", "tool", "success", "file",
 
 def socket_path(home: Path) -> str:
     """``OMCM_HOME/run/search-<installation and home>.sock``: beside the dispatcher's, never in a shared folder."""
-    from omcm_core._runtime import wire
+    from omcm_core import local_socket
 
-    home_abs = os.path.abspath(os.path.expanduser(str(home)))
-    key = wire.installation() + b"\0" + os.fsencode(home_abs)
-    return os.path.join(home_abs, "run", f"search-{wire._fnv1a(key):016x}.sock")
+    return local_socket.socket_path(home, "search")
 
 
 def code_stamp() -> str:
@@ -50,7 +48,6 @@ def code_stamp() -> str:
     files change (an upgrade, an uninstall): it never answers with other code.
     """
     import omcm_core
-    from omcm_core._runtime.digest import sha256
     from omcm_core.redact import rules_version
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +65,7 @@ def code_stamp() -> str:
             parts.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
             parts.append((name, -1))
-    return sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+    return repr(parts)  # compared whole (a few KB): no digest to import
 
 
 def store_id(path: os.PathLike | str) -> list[int] | None:
@@ -91,10 +88,10 @@ def ask(home: Path, store_path: Path, mode: str, text: str, filters: dict, limit
     """The server's hits for this search (a list, or None where semantic ranking is unavailable), or NOT_SERVED."""
     if env.get(SWITCH_VAR) == "0":
         return NOT_SERVED
-    from omcm_core._runtime import wire
+    from omcm_core import local_socket
 
     path = socket_path(home)
-    problem = wire.socket_problem(os.fsencode(path))
+    problem = local_socket.unsafe(path)
     if problem:
         _note("search_server_refused", reason=problem, socket=path)
         return NOT_SERVED
@@ -125,16 +122,15 @@ def exchange(path: str, request: dict, wait: float) -> dict | None:
     import json
     import time
 
-    from omcm_core._runtime import wire
+    from omcm_core import local_socket
 
     deadline = time.monotonic() + wait
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(wait)
-        wire.connect(sock, os.fsencode(path))
-        uid = wire.peer_uid(sock)
-        if uid != os.getuid() and not (uid == -1 and sys.platform != "linux"):
-            _note("search_server_refused", reason=f"the socket's process runs as uid {uid}", socket=path)
+        local_socket.connect(sock, path)
+        if not local_socket.peer_is_us(sock):
+            _note("search_server_refused", reason=f"the socket's process runs as uid {local_socket.peer_uid(sock)}")
             return None
         sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
         data = bytearray()
@@ -159,46 +155,24 @@ def exchange(path: str, request: dict, wait: float) -> dict | None:
 
 def start(home: Path, path: str, env: Mapping[str, str]) -> bool:
     """Start the search server unless one holds its lock; True if this call started it."""
-    import fcntl
-    from pathlib import Path as _Path
+    from omcm_core import local_socket
 
-    from omcm_core._runtime import starter, wire
-    from omcm_core.paths import ensure_private_dir
-
-    if not _Path(home, "omcm.db").is_file():
+    if not os.path.isfile(os.path.join(str(home), "omcm.db")):
         return False
-    ensure_private_dir(_Path(path).parent)
-    problem = wire.socket_problem(os.fsencode(path))
-    if problem:
-        _note("search_server_refused", reason=problem, socket=path)
-        return False
+    argv = [sys.executable, "-m", "omcm_post_tool_observer.search_server"]
     try:
-        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return False
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # one is running or starting
-        child = {k: v for k, v in env.items() if k.startswith("PYTHON")}
-        child.update(starter._daemon_env(env), OMCM_HOME=os.path.dirname(os.path.dirname(path)))
-        child[starter.LOCK_FD_VAR] = str(fd)
-        starter._spawn_detached([sys.executable, "-m", "omcm_post_tool_observer.search_server"], child, fd)
-        return True
+        return local_socket.spawn_with_lock(argv, path, env, {"OMCM_HOME": os.path.dirname(os.path.dirname(path))})
     except OSError as exc:
         _note("search_server_not_started", error=str(exc), socket=path)
         return False
-    finally:
-        os.close(fd)  # the server's copy keeps the lock
 
 
 def stop(home: Path, wait: float = 10.0) -> bool:
     """Ask the server of ``home`` to leave; True if one answered."""
-    from omcm_core._runtime import wire
+    from omcm_core import local_socket
 
     path = socket_path(home)
-    if wire.socket_problem(os.fsencode(path)):
+    if local_socket.unsafe(path):
         return False
     answer = exchange(path, {"op": "stop"}, wait)
     return bool(answer and answer.get("ok"))
@@ -206,10 +180,10 @@ def stop(home: Path, wait: float = 10.0) -> bool:
 
 def status(home: Path, wait: float = 10.0) -> dict | None:
     """The server's pid, code stamp and how many searches it answered; None if none answers."""
-    from omcm_core._runtime import wire
+    from omcm_core import local_socket
 
     path = socket_path(home)
-    if wire.socket_problem(os.fsencode(path)):
+    if local_socket.unsafe(path):
         return None
     answer = exchange(path, {"op": "status"}, wait)
     return answer if answer and answer.get("ok") else None

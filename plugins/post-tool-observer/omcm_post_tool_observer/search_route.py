@@ -1,6 +1,6 @@
 """``omcm search`` from the command line without argparse, attrs or the plugin manager (issue 35).
 
-Once :mod:`omcm_core._cli.command_cache` remembers that this plugin offers
+Once omcm's command cache remembers that this plugin offers
 ``search``, it calls :func:`route` before building any parser. The usual forms
 (words, the filters, a mode, ``--json``) are parsed here by hand and answered by
 the same :func:`omcm_post_tool_observer.cli.answer` as the argparse route, so the
@@ -90,7 +90,7 @@ def parse(argv: Sequence[str]) -> Args | None:
 
 
 def project_dir(env: Mapping[str, str], cwd: str | None) -> Path | None:
-    """omcm_core._runtime.payload.resolve_project_dir, without importing the records it sits with (a test compares)."""
+    """The dispatcher's ``resolve_project_dir``, without importing the records it sits with (a core test compares)."""
     from pathlib import Path
 
     for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):

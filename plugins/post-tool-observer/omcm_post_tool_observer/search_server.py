@@ -102,9 +102,9 @@ class Server:
 
     def answer(self, conn: socket.socket) -> str | None:
         """Answer one connection; a reason to leave after it, or None."""
-        from omcm_core._runtime.listener import peer_pid
+        from omcm_core import local_socket
 
-        if peer_pid(conn) is None:
+        if not local_socket.peer_is_us(conn):
             self.log.warning("search_server_foreign_caller")
             return None
         conn.settimeout(10.0)
@@ -167,8 +167,7 @@ class Server:
 
 
 def main() -> int:
-    from omcm_core import log
-    from omcm_core._runtime.listener import bind, run_lock
+    from omcm_core import local_socket, log
 
     env = dict(os.environ)
     home = Path(env.get("OMCM_HOME") or "")
@@ -182,10 +181,10 @@ def main() -> int:
         pass
     path = search_client.socket_path(home)
     try:
-        with run_lock(path, env):
+        with local_socket.hold_lock(path, env):
             server_state = Server(home, path, env)
             server_state.warm()
-            listening = bind(path)
+            listening = local_socket.listen(path)
             if listening is None:
                 return 1
             server_state.socket_id = search_client.store_id(path)

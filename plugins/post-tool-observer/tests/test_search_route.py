@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
+import uuid
 
 import omcm_post_tool_observer
 import pytest
@@ -23,19 +23,8 @@ from omcm_post_tool_observer.cli import configure_search
 from omcm_core.testing import post_tool_payload
 
 ENV = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"}
-#: A real `omcm` process that says on stderr which route answered (argparse is imported only by the other one).
-RUN = """
-import sys
-from omcm_core._cli.cli import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    sys.stdout.flush()
-    print("route: " + ("argparse" if "argparse" in sys.modules else "argv"), file=sys.stderr)
-raise SystemExit(code)
-"""
-#: The route before this one: argparse with every plugin's commands.
-USUAL = "import sys; from omcm_core._cli.main import run; sys.exit(run(sys.argv[1:]))"
+#: What a run imported, from `python -X importtime` (stripped from the stderr compared).
+IMPORT_LINE = re.compile(rb"^import time:.*\|\s*(\S+)\s*$", re.MULTILINE)
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
@@ -70,17 +59,24 @@ def home(omcm_dispatch, omcm_home, tmp_path):
     return omcm_home, project
 
 
-def omcm(home, *args, code=RUN, cwd=None):
+class Run:
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.returncode, self.stdout = proc.returncode, proc.stdout
+        self.imported = {m.decode() for m in IMPORT_LINE.findall(proc.stderr)}
+        self.stderr = re.sub(rb"(?m)^import time:[^\n]*\n", b"", proc.stderr)
+        self.route = "argparse" if "argparse" in self.imported else "argv"
+
+
+def omcm(home, *args, usual=False, **extra):
+    """A real `python -m omcm_core` run; ``usual``: with a command cache of its own, so the route of a first run
+    (every plugin loaded, argparse), as every run took before the argv route."""
     omcm_home, project = home
-    env = {**os.environ, **ENV, "OMCM_HOME": str(omcm_home), "OMCM_DAEMON": "0"}
+    env = {**os.environ, **ENV, "OMCM_HOME": str(omcm_home), "OMCM_DAEMON": "0", **extra}
+    if usual:
+        env["OMCM_TEST_FRESH_CACHE"] = uuid.uuid4().hex  # an OMCM_* variable: another command cache file
     env.pop("CLAUDE_PROJECT_DIR", None)
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        env=env,
-        cwd=cwd or project,
-        timeout=120,
-    )
+    argv = [sys.executable, "-X", "importtime", "-m", "omcm_core", *args]
+    return Run(subprocess.run(argv, capture_output=True, env=env, cwd=project, timeout=120))
 
 
 ARGVS = [
@@ -106,11 +102,11 @@ ARGVS = [
 def test_the_argv_route_answers_as_the_argparse_route_byte_for_byte(home, argv):
     omcm(home, "search", "--json")  # remembers who offers `search`
     fast = omcm(home, "search", *argv)
-    usual = omcm(home, "search", *argv, code=USUAL)
-    assert b"route: argv" in fast.stderr, fast.stderr
+    usual = omcm(home, "search", *argv, usual=True)
+    assert (fast.route, usual.route) == ("argv", "argparse")
     assert fast.returncode == usual.returncode == 0, usual.stderr
     assert fast.stdout == usual.stdout
-    assert fast.stderr.replace(b"route: argv\n", b"") == usual.stderr
+    assert fast.stderr == usual.stderr
 
 
 def test_masking_is_the_same_old_rows_masked_again_current_ones_not(home):
@@ -139,32 +135,20 @@ def test_masking_is_the_same_old_rows_masked_again_current_ones_not(home):
 def test_what_the_route_does_not_parse_gets_argparse_s_own_answer(home, argv):
     omcm(home, "search", "--json")
     fast = omcm(home, "search", *argv)
-    usual = omcm(home, "search", *argv, code=USUAL)
-    assert b"route: argparse" in fast.stderr
+    usual = omcm(home, "search", *argv, usual=True)
+    assert fast.route == usual.route == "argparse"
     assert fast.returncode == usual.returncode
     assert fast.stdout == usual.stdout
     # The remembered command's parser names itself `omcm search` in its usage (as before this route).
-    assert (
-        fast.stderr.replace(b"route: argparse\n", b"").partition(b"error:")[2] == usual.stderr.partition(b"error:")[2]
-    )
-
-
-def _imported(stderr: str) -> set[str]:
-    return {m.group(1).split(".")[0] for m in re.finditer(r"\|\s*(\S+)\s*$", stderr, re.MULTILINE)}
+    assert fast.stderr.partition(b"error:")[2] == usual.stderr.partition(b"error:")[2]
 
 
 def test_a_search_in_a_fresh_omcm_process_imports_no_attrs_argparse_numpy_or_pluggy(home):
-    omcm_home, project = home
-    script = Path(sys.executable).with_name("omcm")
-    entry = [str(script)] if script.is_file() else ["-m", "omcm_core"]
-    env = {**os.environ, **ENV, "OMCM_HOME": str(omcm_home), "OMCM_DAEMON": "0"}
-    env.pop("CLAUDE_PROJECT_DIR", None)
-    run = [sys.executable, "-X", "importtime", *entry, "search"]
-    subprocess.run([*run, "--json"], capture_output=True, env=env, cwd=project, timeout=120, check=True)
+    omcm(home, "search", "--json")
     for argv in (["--full-text", "zorblax"], ["zorblax", "--json"]):
-        proc = subprocess.run([*run, *argv], capture_output=True, text=True, env=env, cwd=project, timeout=120)
-        assert proc.returncode == 0 and "zorblax" in proc.stdout, proc.stderr[-2000:]
-        loaded = _imported(proc.stderr)
+        run = omcm(home, "search", *argv)
+        assert run.returncode == 0 and b"zorblax" in run.stdout, run.stderr[-2000:]
+        loaded = {name.split(".")[0] for name in run.imported}
         assert "omcm_post_tool_observer" in loaded and "sqlite3" in loaded  # the probe sees imports at all
         assert loaded.isdisjoint({"attr", "attrs", "argparse", "numpy", "pluggy", "cattrs", "structlog"}), loaded
 
@@ -197,18 +181,3 @@ def test_what_the_route_parses_argparse_parses_the_same(argv):
 )
 def test_the_usual_forms_are_parsed_by_the_route(argv):
     assert search_route.parse(argv) is not None and vars(search_route.parse(argv)) == _argparse(argv)
-
-
-def test_project_dir_is_the_dispatcher_s(tmp_path):
-    from omcm_core._runtime.payload import resolve_project_dir
-
-    cases = [
-        ({}, str(tmp_path)),
-        ({"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}, str(tmp_path)),
-        ({"CLAUDE_PROJECT_DIR": "relative"}, None),
-        ({"CLAUDE_PROJECT_DIR": "/x\x00y"}, "C:\\Users\\me"),
-        ({"CLAUDE_PROJECT_DIR": str(tmp_path)}, "/"),
-        ({}, None),
-    ]
-    for env, cwd in cases:
-        assert search_route.project_dir(env, cwd) == resolve_project_dir(env, cwd), (env, cwd)

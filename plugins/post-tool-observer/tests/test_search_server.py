@@ -10,23 +10,21 @@ import contextlib
 import fcntl
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import omcm_post_tool_observer
 import pytest
 from omcm_post_tool_observer import search_client
 
-from omcm_core._runtime import wire
+from omcm_core import local_socket
 from omcm_core.testing import post_tool_payload
 
 ENV = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"}
-USUAL = "import sys; from omcm_core._cli.main import run; sys.exit(run(sys.argv[1:]))"
-RUN = "import sys; from omcm_core._cli.cli import main; sys.exit(main(sys.argv[1:]))"
 BOUND_S = 90  # how long a test waits for an event on a loaded machine (never a timing assertion)
 
 
@@ -73,15 +71,17 @@ def _stop_and_wait(home: Path) -> None:
     _until(lambda: _lock_free(home), "the search server left")
 
 
-def omcm(home, *args, code=RUN, **extra):
+def omcm(home, *args, **extra):
     omcm_home, project = home
     env = {**os.environ, **ENV, "OMCM_HOME": str(omcm_home), "OMCM_DAEMON": "0", **extra}
     env.pop("CLAUDE_PROJECT_DIR", None)
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, env=env, cwd=project, timeout=120)
+    argv = [sys.executable, "-m", "omcm_core", *args]
+    return subprocess.run(argv, capture_output=True, env=env, cwd=project, timeout=120)
 
 
 def in_process(home, *args):
-    return omcm(home, *args, code=USUAL, OMCM_SEARCH_SERVER="0")
+    """The search with no server, on the route of a first run (a command cache of its own: every plugin loaded)."""
+    return omcm(home, *args, OMCM_SEARCH_SERVER="0", OMCM_TEST_FRESH_CACHE=uuid.uuid4().hex)
 
 
 def _served(home) -> int:
@@ -151,13 +151,9 @@ class Planted:
 
     def __init__(self, path: str, reply: bytes | None) -> None:
         self.path, self.reply, self.connections = path, reply, 0
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            wire.bind(self.sock, os.fsencode(path))
-        except OSError:
-            self.sock.close()
-            raise
-        self.sock.listen(8)
+        listening = local_socket.listen(path)  # in a folder of ours, made loose or linked afterwards
+        assert listening is not None
+        self.sock = listening
         self.held: list = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
@@ -241,8 +237,8 @@ def test_a_hung_or_wrong_server_gets_an_answer_in_process_within_the_wait(home, 
 def test_a_dead_server_s_socket_gets_an_answer_in_process_and_a_new_server(home):
     omcm(home, "search", "--json")
     _fresh_run_folder(home[0], 0o700)
-    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    wire.bind(dead, os.fsencode(search_client.socket_path(home[0])))
+    dead = local_socket.listen(search_client.socket_path(home[0]))
+    assert dead is not None
     dead.close()  # the file stays, nobody listens: connection refused
     proc = omcm(home, "search", "--hybrid", "zorblax")
     assert proc.stdout == in_process(home, "search", "--hybrid", "zorblax").stdout and b"zorblax" in proc.stdout
