@@ -30,8 +30,21 @@ DEFAULT_WAIT_S = 5.0
 MAX_ANSWER = 256 << 20
 #: Core modules whose change changes what a search returns (with the plugin's own files and the rules' stamp).
 CORE_FILES = ("store.py", "redact.py", "_redact_rules.py", "_redact_library.py", "paths.py")
-#: The keys of a hit, as search._row makes them.
-HIT_KEYS = frozenset(("event_id", "ts", "session_id", "tool", "success", "file", "command", "error", "output"))
+#: The keys of a hit as search._row makes them, and the types their values may have.
+_TEXT = (str, type(None))
+HIT_TYPES = {
+    "event_id": _TEXT,
+    "ts": (int, float),
+    "session_id": _TEXT,
+    "tool": _TEXT,
+    "success": (bool,),
+    "file": _TEXT,
+    "command": _TEXT,
+    "error": _TEXT,
+    "output": _TEXT,
+    "snippet": _TEXT,
+    "score": (int, float, type(None)),
+}
 
 
 def socket_path(home: Path) -> str:
@@ -113,7 +126,9 @@ def ask(home: Path, store_path: Path, mode: str, text: str, filters: dict, limit
 def _well_formed(hits) -> bool:
     if hits is None:
         return True
-    return isinstance(hits, list) and all(isinstance(h, dict) and h.keys() >= HIT_KEYS for h in hits)
+    return isinstance(hits, list) and all(
+        isinstance(h, dict) and all(isinstance(h.get(k, ...), types) for k, types in HIT_TYPES.items()) for h in hits
+    )
 
 
 def exchange(path: str, request: dict, wait: float) -> dict | None:
@@ -161,7 +176,12 @@ def start(home: Path, path: str, env: Mapping[str, str]) -> bool:
         return False
     argv = [sys.executable, "-m", "omcm_post_tool_observer.search_server"]
     try:
-        return local_socket.spawn_with_lock(argv, path, env, {"OMCM_HOME": os.path.dirname(os.path.dirname(path))})
+        started = local_socket.spawn_with_lock(argv, path, env, {"OMCM_HOME": os.path.dirname(os.path.dirname(path))})
+        if started:
+            from omcm_core import log
+
+            log.get_logger(component="search").info("search_server_started", socket=path)
+        return started
     except OSError as exc:
         _note("search_server_not_started", error=str(exc), socket=path)
         return False

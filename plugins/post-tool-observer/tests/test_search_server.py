@@ -219,7 +219,15 @@ def test_a_run_folder_that_is_a_link_is_refused(home, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "reply", [None, b"not json", b'{"ok": true, "hits": [{"event_id": "x"}]}', b'{"ok": false}', b""]
+    "reply",
+    [
+        None,
+        b"not json",
+        b'{"ok": true, "hits": [{"event_id": "x"}]}',
+        json.dumps({"ok": True, "hits": [dict.fromkeys(search_client.HIT_TYPES, "text")]}).encode(),
+        b'{"ok": false}',
+        b"",
+    ],
 )
 def test_a_hung_or_wrong_server_gets_an_answer_in_process_within_the_wait(home, reply):
     omcm(home, "search", "--json")
@@ -264,3 +272,26 @@ def test_stop_server_stops_it(home):
     assert omcm(home, "search", "--stop-server").stdout == b"search server stopped\n"
     _until(lambda: _lock_free(home), "the server left")
     assert omcm(home, "search", "--stop-server").stdout == b"no search server was running\n"
+
+
+def test_many_first_searches_at_once_start_one_server(home):
+    omcm(home, "search", "--json")
+    env = {**os.environ, **ENV, "OMCM_HOME": str(home[0]), "OMCM_DAEMON": "0"}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    argv = [sys.executable, "-m", "omcm_core", "search", "--hybrid", "zorblax"]
+    procs = [subprocess.Popen(argv, env=env, cwd=home[1], stdout=subprocess.PIPE) for _ in range(6)]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(o == outputs[0] and b"zorblax" in o for o in outputs)
+    assert _log(home).count("search_server_started") == 1  # every command has exited: none will start one now
+    _until(lambda: _server_running(home), "the server listens")
+
+
+def test_the_server_leaves_when_a_folder_on_its_path_changes(home, tmp_path):
+    # What an upgrade or an uninstall does to site-packages: a distribution appears or goes.
+    site = tmp_path / "site"
+    site.mkdir()
+    omcm(home, "search", "--hybrid", "zorblax", PYTHONPATH=str(site))
+    _until(lambda: _server_running(home), "the server listens")
+    (site / "newly_installed-1.0.dist-info").mkdir()
+    _until(lambda: '"reason": "code_changed"' in _log(home), "the server left")
+    _until(lambda: _lock_free(home), "its lock is free")
