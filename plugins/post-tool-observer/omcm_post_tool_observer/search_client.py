@@ -99,7 +99,7 @@ def wait_s(env: Mapping[str, str]) -> float:
 
 def ask(home: Path, store_path: Path, mode: str, text: str, filters: dict, limit: int, env: Mapping[str, str]):
     """The server's hits for this search (a list, or None where semantic ranking is unavailable), or NOT_SERVED."""
-    if env.get(SWITCH_VAR) == "0":
+    if env.get(SWITCH_VAR) == "0" or os.name != "posix":  # no AF_UNIX or fcntl elsewhere: search in process
         return NOT_SERVED
     from omcm_core import local_socket
 

@@ -191,6 +191,9 @@ def main() -> int:
             logger.info("search_server_listening", socket=path, pid=os.getpid())
             try:
                 why = server_state.serve(listening)
+            except Exception as exc:  # its stderr is /dev/null: say it in the log, then leave cleanly
+                logger.error("search_server_crashed", error=f"{type(exc).__name__}: {exc}")
+                why = "crashed"
             finally:
                 listening.close()
                 if search_client.store_id(path) == server_state.socket_id:
