@@ -22,7 +22,12 @@ from omcm_post_tool_observer.cli import configure_search
 
 from omcm_core.testing import post_tool_payload
 
-ENV = {"OMCM_LOAD_PLUGINS": "post-tool-observer", "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false"}
+# The search server is off here (test_search_server.py has it): `--semantic` would start one that outlives the test.
+ENV = {
+    "OMCM_LOAD_PLUGINS": "post-tool-observer",
+    "OMCM__POST_TOOL_OBSERVER__EMBEDDINGS": "false",
+    "OMCM_SEARCH_SERVER": "0",
+}
 #: What a run imported, from `python -X importtime` (stripped from the stderr compared).
 IMPORT_LINE = re.compile(rb"^import time:.*\|\s*(\S+)\s*$", re.MULTILINE)
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
