@@ -11,7 +11,7 @@ The public API is what ``__all__`` lists, each name documented in
 - ``Context``: the ``ctx`` argument;
 - ``EVENTS`` and ``EventSpec``: the table of Claude Code events omcm answers;
 - the helper modules ``hookspecs``, ``store``, ``config``, ``files``,
-  ``confined``, ``redact``, ``transcripts``, ``background``, ``after_answer``,
+  ``confined``, ``redact``, ``transcripts``, ``background``, ``local_socket``, ``after_answer``,
   ``team``, ``quoting`` and ``testing``.
 
 ``omcm_core._runtime`` (the dispatcher) and ``omcm_core._cli`` (the ``omcm``
@@ -50,6 +50,7 @@ MODULES = (
     "redact",
     "transcripts",
     "background",
+    "local_socket",
     "after_answer",
     "team",
     "quoting",

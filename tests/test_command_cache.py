@@ -138,3 +138,32 @@ def test_no_omcm_home_is_made_for_the_cache(omcm, tmp_path):
         proc = omcm("hello", OMCM_HOME=str(home))
         assert proc.returncode == 3 and "manager loaded" in proc.stderr
     assert not home.exists()
+
+
+def test_two_environments_used_in_turn_keep_a_remembered_route_each(omcm):
+    # An OMCM_* variable is part of what is remembered; alternating two values must not make every run
+    # load every plugin again (each environment had overwritten the other's file).
+    for extra in ({}, {"OMCM_SEARCH_SERVER": "0"}):
+        assert "manager loaded" in omcm("hello", **extra).stderr
+    for _ in range(2):
+        for extra in ({}, {"OMCM_SEARCH_SERVER": "0"}):
+            proc = omcm("hello", **extra)
+            assert "manager not loaded" in proc.stderr and "hello from probe" in proc.stdout, extra
+
+
+def test_the_search_route_s_project_dir_is_the_dispatcher_s(tmp_path):
+    # post-tool-observer may not import omcm_core._runtime (test_public_api), so its copy is checked here.
+    from omcm_post_tool_observer import search_route
+
+    from omcm_core._runtime.payload import resolve_project_dir
+
+    cases = [
+        ({}, str(tmp_path)),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}, str(tmp_path)),
+        ({"CLAUDE_PROJECT_DIR": "relative"}, None),
+        ({"CLAUDE_PROJECT_DIR": "/x\x00y"}, "C:\\Users\\me"),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path)}, "/"),
+        ({}, None),
+    ]
+    for env, cwd in cases:
+        assert search_route.project_dir(env, cwd) == resolve_project_dir(env, cwd), (env, cwd)

@@ -8,15 +8,19 @@ its configuration does, so the first run remembers them in
 ``OMCM_HOME/cache/commands-<key>.json`` under :func:`mcp_cache.key` (the MCP
 tool list's rule) plus the size and mtime of the offering plugins' sources.
 A later run whose key still matches imports only that command's module and
-parses only its arguments. Anything unexpected (a stale or corrupt file, a
+parses only its arguments; a command whose ``run`` function carries an
+``argv_route`` (``route(argv, env, cwd, home) -> exit code | None``) is offered
+its arguments first, before argparse or a plugin context is made, and a None
+from it takes the argparse route. Anything unexpected (a stale or corrupt file, a
 function that moved) takes the usual route, which rewrites the file.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
+
+from omcm_core._runtime.digest import sha256  # not hashlib: it loads OpenSSL (~2 ms of a start)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,12 +34,11 @@ FORMAT = 1
 
 
 def path_for(inv: Invocation) -> Path:
-    ident = repr((sys.executable, sys.path, inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd))
-    return (
-        inv.home
-        / "cache"
-        / f"commands-{hashlib.sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.json"
-    )
+    # The OMCM_* variables too (they are in the key): two environments used in turn (a variable set for one
+    # run, a benchmark's variants) must not overwrite each other's file, or every run would load every plugin.
+    wanted = sorted((k, v) for k, v in inv.env.items() if k.startswith("OMCM"))
+    ident = repr((sys.executable, sys.path, inv.env.get("CLAUDE_PROJECT_DIR") or inv.cwd, wanted))
+    return inv.home / "cache" / f"commands-{sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.json"
 
 
 def _name(function: Any) -> str | None:
@@ -58,6 +61,47 @@ def _resolve(name: str) -> Callable[..., Any]:
     return found
 
 
+def _route(name: str, argv: list[str], inv: Invocation) -> tuple[int | None, tuple | None]:
+    """Run the argv route ``name`` with its plugin's package imported but its ``__init__`` not run yet.
+
+    A plugin's ``__init__`` holds its hook implementations (pluggy, attrs, its
+    configuration schema: most of a search's start), which the route does not
+    use. Returns the route's exit code (None: take the argparse route) and the
+    package whose ``__init__`` is still to run (see :func:`_finish`), if any.
+    """
+    import importlib.util
+
+    module = name.partition(":")[0]
+    top = module.partition(".")[0]
+    package = None
+    try:
+        if top != module and top not in sys.modules:
+            spec = importlib.util.find_spec(top)
+            if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+                return None, None
+            package = (importlib.util.module_from_spec(spec), spec)
+            sys.modules[top] = package[0]
+        route = _resolve(name)
+    except Exception:  # moved or renamed since: the argparse route finds it and rewrites the file
+        return None, package
+    try:
+        code = route(argv, inv.env, inv.cwd, inv.home)
+    except BaseException:
+        if package is not None:
+            _finish(*package)  # an exception handler at exit may still want the plugin whole
+        raise
+    return (None if code is None else int(code)), package
+
+
+def _finish(module: Any, spec: Any) -> None:
+    """Run a package's ``__init__`` that :func:`_route` left out, as its import would have."""
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(spec.name, None)  # as a failed import leaves it: the next import tries again
+        raise
+
+
 def remember(inv: Invocation, reserved: tuple[str, ...]) -> None:
     """Load the plugins once (``inv.manager``, kept for the usual route) and write what commands they offer."""
     from omcm_core._cli import extensions, mcp_cache
@@ -70,6 +114,9 @@ def remember(inv: Invocation, reserved: tuple[str, ...]) -> None:
         if run is None or configure is None:
             continue
         commands[command.name] = {"plugin": plugin, "run": run, "configure": configure, "help": command.help}
+        route = _name(getattr(command.run, "argv_route", None))
+        if route is not None:
+            commands[command.name]["argv_route"] = route
         modules.append(sys.modules.get(run.partition(":")[0]))
     checks = mcp_cache.source_checks([m for m in modules if m is not None])
     if not inv.home.is_dir():
@@ -120,6 +167,13 @@ def run(argv: list[str], reserved: tuple[str, ...]) -> int:
     inv = Invocation(dict(os.environ))
     log.configure(inv.home)
     entry = lookup(inv, argv[0])
+    if entry is not None and isinstance(entry.get("argv_route"), str):
+        # The command parses its usual forms itself (no argparse, no Context); None: not one of them.
+        code, package = _route(entry["argv_route"], argv[1:], inv)
+        if code is not None:
+            return code
+        if package is not None:
+            _finish(*package)
     if entry is not None:
         try:
             configure = _resolve(entry["configure"]) if entry.get("configure") else None

@@ -154,8 +154,23 @@ def uninstall(args: argparse.Namespace, inv: Invocation) -> int:
         print(f"kept {kept}: you changed it after omcm added it")
     for gone in settings.remove_created(created):
         print(f"removed {gone} (omcm had created it; nothing is left in it)")
+    _retire_servers(inv.home)
     print(_data_kept(inv, path))
     return 0
+
+
+def _retire_servers(home: Path) -> None:
+    """Remove plugins' server sockets (``OMCM_HOME/run/search-*.sock``): each server leaves within a second."""
+    import glob
+
+    from omcm_core._runtime.wire import socket_problem
+
+    for sock in glob.glob(glob.escape(str(home / "run")) + "/search-*.sock"):
+        if socket_problem(os.fsencode(sock)) is None:
+            try:
+                os.unlink(sock)
+            except OSError:
+                pass
 
 
 def _data_kept(inv: Invocation, settings: Path) -> str:

@@ -34,28 +34,54 @@ def configure_search(parser) -> None:
         help="search the team's shared observations (local copy of the team store; every word as a plain "
         "substring of the entry, no ranking; with --tool, --file, --failures, --limit, --json)",
     )
+    parser.add_argument(
+        "--stop-server",
+        action="store_true",
+        help="stop the background search process (it keeps the model loaded; it also leaves after 10 idle minutes)",
+    )
 
 
 def run_search(args, ctx) -> int:
-    from omcm_post_tool_observer import search, storage
+    if args.stop_server:
+        from omcm_post_tool_observer import search_client
 
+        print("search server stopped" if search_client.stop(ctx.home) else "no search server was running")
+        return 0
     if args.team:
         return _run_team_search(args, ctx)
-    storage.ready(ctx.store)
+    return answer(args, ctx.store, ctx.project_dir, ctx.env)
+
+
+def _argv_route(argv, env, cwd, home):
+    from omcm_post_tool_observer.search_route import route
+
+    return route(argv, env, cwd, home)
+
+
+# Run before argparse by omcm's command cache once this command is remembered: the common forms
+# of `omcm search` parsed by hand (None: anything else, which argparse then parses as always).
+run_search.argv_route = _argv_route  # type: ignore[attr-defined]
+
+
+def answer(args, store, project_dir, env) -> int:
+    """Search and print: the same for the argparse route and the one of search_route (same output, byte for byte)."""
+    from omcm_post_tool_observer import search, storage
+
+    storage.ready(store)
     text = " ".join(args.query).strip()
     limit = max(args.limit, 0)
-    project = None if args.all_projects or ctx.project_dir is None else str(ctx.project_dir)
+    project = None if args.all_projects or project_dir is None else str(project_dir)
     if project is not None:
         from omcm_post_tool_observer import adoption
 
-        adoption.adopt(ctx.store, project, ctx.env)  # calls recorded before they carried their project
+        adoption.adopt(store, project, env)  # calls recorded before they carried their project
     filters = search.Filters(
         tool=args.tool, file=args.file, session=args.session, failures_only=args.failures, project=project
     )
     if search.fts_query(text) is None:  # no words: the most recent calls
-        hits, mode = search.recent(ctx.store, filters, limit), "recent"
+        hits, mode = search.recent(store, filters, limit), "recent"
     elif args.semantic:
-        hits, mode = search.semantic(ctx.store, text, filters, limit), "semantic"
+        hits, mode = _ranked_by_meaning(store, "semantic", text, filters, limit, env), "semantic"
         if hits is None:
             print(
                 "omcm search: semantic search needs the [embeddings] extra "
@@ -63,12 +89,12 @@ def run_search(args, ctx) -> int:
                 "showing full-text results.",
                 file=sys.stderr,
             )
-            hits, mode = search.full_text(ctx.store, text, filters, limit), "full-text"
-    elif args.hybrid or (not args.full_text and search.vectors_ready(ctx.store)):
+            hits, mode = search.full_text(store, text, filters, limit), "full-text"
+    elif args.hybrid or (not args.full_text and search.vectors_ready(store)):
         # The default where vectors exist: best recall on real sessions (docs/benchmarks.md, retrieval).
-        hits, mode = search.hybrid(ctx.store, text, filters, limit), "hybrid"
+        hits, mode = _ranked_by_meaning(store, "hybrid", text, filters, limit, env), "hybrid"
     else:
-        hits, mode = search.full_text(ctx.store, text, filters, limit), "full-text"
+        hits, mode = search.full_text(store, text, filters, limit), "full-text"
     hits = search.with_relevance(hits)
     if args.json:
         print(json.dumps({"query": text, "mode": mode, "results": hits}, ensure_ascii=False, indent=2))
@@ -80,6 +106,16 @@ def run_search(args, ctx) -> int:
     for hit in hits:
         _print_hit(hit, mode)
     return 0
+
+
+def _ranked_by_meaning(store, mode: str, text: str, filters, limit: int, env):
+    """search.semantic or search.hybrid: answered by the search server if it can, else here (the same hits)."""
+    from omcm_post_tool_observer import search, search_client
+
+    served = search_client.ask(store.home, store.path, mode, text, filters._asdict(), limit, env)
+    if served is not search_client.NOT_SERVED:
+        return served
+    return (search.semantic if mode == "semantic" else search.hybrid)(store, text, filters, limit)
 
 
 def _one_line(text: str, width: int) -> str:
