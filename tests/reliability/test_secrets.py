@@ -274,7 +274,7 @@ def test_no_issue_24_shape_reaches_disk_through_real_hooks(rel_site, tmp_path):
             cwd=project,
             timeout=120,
         )
-        for args in (["--json", "--limit", "200"], ["run", "--limit", "200"], ["login", "--json"])
+        for args in (["--json", "--limit", "200"], ["run", "--limit", "200"], ["login", "--json"], ["--stop-server"])
     ]
     assert all(s.returncode == 0 for s in searches) and b"REDACTED" in searches[0].stdout
     printed = b"".join(s.stdout + s.stderr for s in searches)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from typing import Any
 
 PLUGIN = "post-tool-observer"
@@ -200,6 +199,8 @@ def record(store, event, build, embed: bool, project: str | None = None, now: fl
     ``tool_use_id`` is already stored: a call recorded from the transcript, after
     the process that answered its hook died with the work undone, is not stored twice.
     """
+    import uuid  # here: `omcm search` imports this module and never makes an id
+
     from omcm_core.redact import prepare, rules_version
 
     prepare()  # building the observation masks: import masking's detectors before taking the write lock
