@@ -86,3 +86,20 @@ def write_private_json(path: Path, data: object) -> bool:
         except OSError:
             pass
         return False
+
+
+def project_dir(env: Mapping[str, str], cwd: str | None) -> Path | None:
+    """CLAUDE_PROJECT_DIR, else cwd, only if it is an existing absolute directory here.
+
+    A Windows path replayed on Linux (``C:\\Users\\...``) is relative here and
+    would make plugins write below the dispatcher's own working directory. Here,
+    not with the payload's records, so that ``omcm search``'s route finds the
+    project without importing them.
+    """
+    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
+        if not candidate or "\x00" in candidate:
+            continue
+        path = Path(candidate)
+        if path.is_absolute() and path.is_dir():
+            return path
+    return None

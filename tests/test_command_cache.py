@@ -151,19 +151,19 @@ def test_two_environments_used_in_turn_keep_a_remembered_route_each(omcm):
             assert "manager not loaded" in proc.stderr and "hello from probe" in proc.stdout, extra
 
 
-def test_the_search_route_s_project_dir_is_the_dispatcher_s(tmp_path):
-    # post-tool-observer may not import omcm_core._runtime (test_public_api), so its copy is checked here.
-    from omcm_post_tool_observer import search_route
-
+def test_the_project_folder_is_an_existing_absolute_folder_or_none(tmp_path):
+    # omcm_core.paths.project_dir: the dispatcher's (payload.resolve_project_dir) and `omcm search`'s route's.
     from omcm_core._runtime.payload import resolve_project_dir
+    from omcm_core.paths import project_dir
 
+    assert resolve_project_dir is project_dir
     cases = [
-        ({}, str(tmp_path)),
-        ({"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}, str(tmp_path)),
-        ({"CLAUDE_PROJECT_DIR": "relative"}, None),
-        ({"CLAUDE_PROJECT_DIR": "/x\x00y"}, "C:\\Users\\me"),
-        ({"CLAUDE_PROJECT_DIR": str(tmp_path)}, "/"),
-        ({}, None),
+        ({}, str(tmp_path), tmp_path),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")}, str(tmp_path), tmp_path),
+        ({"CLAUDE_PROJECT_DIR": "relative"}, None, None),
+        ({"CLAUDE_PROJECT_DIR": "/x\x00y"}, "C:\\Users\\me", None),
+        ({"CLAUDE_PROJECT_DIR": str(tmp_path)}, "/", tmp_path),
+        ({}, None, None),
     ]
-    for env, cwd in cases:
-        assert search_route.project_dir(env, cwd) == resolve_project_dir(env, cwd), (env, cwd)
+    for env, cwd, expected in cases:
+        assert project_dir(env, cwd) == expected, (env, cwd)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from omcm_core import records
 from omcm_core.events import spec_for
+from omcm_core.paths import project_dir
 
 if TYPE_CHECKING:
     import cattrs
@@ -235,16 +235,5 @@ def decode(raw: bytes) -> Any:
         raise ValueError(f"payload is not JSON ({exc})") from None
 
 
-def resolve_project_dir(env: Mapping[str, str], cwd: str | None) -> Path | None:
-    """CLAUDE_PROJECT_DIR, else cwd, only if it is an existing absolute directory here.
-
-    A Windows path replayed on Linux (``C:\\Users\\...``) is relative here and
-    would make plugins write below the dispatcher's own working directory.
-    """
-    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
-        if not candidate or "\x00" in candidate:
-            continue
-        path = Path(candidate)
-        if path.is_absolute() and path.is_dir():
-            return path
-    return None
+#: The dispatcher's name for it (dispatch, crash and the CLI import it from here).
+resolve_project_dir = project_dir

@@ -89,24 +89,12 @@ def parse(argv: Sequence[str]) -> Args | None:
     return args
 
 
-def project_dir(env: Mapping[str, str], cwd: str | None) -> Path | None:
-    """The dispatcher's ``resolve_project_dir``, without importing the records it sits with (a core test compares)."""
-    from pathlib import Path
-
-    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
-        if not candidate or "\x00" in candidate:
-            continue
-        path = Path(candidate)
-        if path.is_absolute() and path.is_dir():
-            return path
-    return None
-
-
 def route(argv: Sequence[str], env: Mapping[str, str], cwd: str, home: Path) -> int | None:
     """Run ``omcm search ARGV`` if :func:`parse` decides it; None to take the argparse route."""
     args = parse(argv)
     if args is None:
         return None
+    from omcm_core.paths import project_dir
     from omcm_core.store import Store
     from omcm_post_tool_observer.cli import answer
 
