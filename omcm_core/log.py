@@ -129,30 +129,47 @@ def _rotate(path: Path) -> None:
 
 
 class _LineFile:
-    """An append-only log file written one whole line per ``os.write``.
+    """An append-only log file written one whole line per ``os.write``, each under an ``flock``.
 
-    A write the disk could not take in full (ENOSPC) leaves a torn line; the
-    next line then starts on a line of its own, so every line written after
-    space came back parses.
+    A write the disk could not take in full (ENOSPC), or a writer killed inside
+    one, leaves a torn line; the next line then starts on a line of its own, so
+    every line written after it parses. Whether the file ends torn is read
+    under the lock every writer takes for its write: read without it, another
+    process's line of several pages can be seen half copied (the size grows a
+    page at a time), and a spurious newline made an empty line.
     """
 
     def __init__(self, fd: int) -> None:
-        self._fd, self._torn = fd, False
+        self._fd = fd
+        try:
+            import fcntl  # POSIX; elsewhere lines are written unlocked
+
+            self._fcntl: Any = fcntl
+        except ImportError:
+            self._fcntl = None
 
     def write(self, text: str) -> None:
-        data = (("\n" if self._torn else "") + text).encode("utf-8", "replace")
-        try:
-            self._torn = os.write(self._fd, data) < len(data)
-        except OSError:
-            self._torn = True
-
-    def check_end(self) -> None:
-        """Another process may have left a torn last line: start on a new one then."""
+        data = text.encode("utf-8", "replace")
+        locked = self._lock(True)
         try:
             size = os.fstat(self._fd).st_size
-            self._torn = size > 0 and os.pread(self._fd, 1, size - 1) != b"\n"
+            if size > 0 and os.pread(self._fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            os.write(self._fd, data)
         except OSError:
             pass
+        finally:
+            if locked:
+                self._lock(False)
+
+    def _lock(self, take: bool) -> bool:
+        if self._fcntl is None:
+            return False
+        try:
+            self._fcntl.flock(self._fd, self._fcntl.LOCK_EX if take else self._fcntl.LOCK_UN)
+            return True
+        except OSError:
+            return False
 
     def flush(self) -> None:
         pass
@@ -173,9 +190,7 @@ def _open_sink():
 
         ensure_private_dir(path.parent)
         _rotate(path)
-        sink = _LineFile(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600))
-        sink.check_end()
-        return sink
+        return _LineFile(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600))
     except OSError:
         return sys.stderr
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
@@ -59,3 +60,48 @@ def test_the_log_is_rotated_at_its_cap_and_keeps_a_bounded_number_of_files(tmp_p
     newest = [json.loads(line) for line in (folder / "omcm.jsonl").read_text().splitlines()]
     assert newest[-1]["call"] == 59 and newest[-1]["n"] == 9  # nothing lost at the end
     assert all((folder / name).stat().st_mode & 0o777 == 0o600 for name in files)
+
+
+def test_a_line_waits_for_another_process_s_line_being_written_and_follows_it_whole(tmp_path):
+    # Seen in CI (64 dispatchers at once): a process opening the log read its last byte while another
+    # process's line of several pages was half copied (the size grows a page at a time), took the file
+    # for torn and began with a newline: an empty line. Writers now take an flock for each line and read
+    # the end under it. The other writer here holds the lock with half its line written.
+    import fcntl
+
+    path = tmp_path / "home" / "logs" / "omcm.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"event": "whole"}) + "\n")
+    other = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    os.write(other, b'{"event": "long", "pad": "')
+    try:
+        log.configure(tmp_path / "home", "info")
+        writer = threading.Thread(target=lambda: log.get_logger().info("short"))
+        writer.start()
+        writer.join(0.3)  # not a timing check: only room for a wrong write to happen before the line ends
+        os.write(other, b'xxx"}\n')
+        fcntl.flock(other, fcntl.LOCK_UN)
+        writer.join(60)
+    finally:
+        os.close(other)
+        log.configure(None)
+    lines = path.read_text().split("\n")
+    assert lines[-1] == ""
+    assert [json.loads(line)["event"] for line in lines[:-1]] == ["whole", "long", "short"]
+
+
+def test_a_line_after_a_torn_one_starts_on_its_own_line(tmp_path):
+    # What a writer killed mid-line, or a full disk, leaves: the next line must not run on from it.
+    path = tmp_path / "home" / "logs" / "omcm.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"event": "whole"}) + "\n" + '{"event": "tor')
+    try:
+        log.configure(tmp_path / "home", "info")
+        log.get_logger().info("after")
+        log.get_logger().info("again")
+    finally:
+        log.configure(None)
+    lines = path.read_text().splitlines()
+    assert lines[1] == '{"event": "tor'
+    assert [json.loads(line)["event"] for line in (lines[0], *lines[2:])] == ["whole", "after", "again"]
