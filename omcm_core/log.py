@@ -26,6 +26,8 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 #: Size at which the log is rotated, and how many rotated files are kept.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP = 3
+#: How long a line waits for another writer's lock before it is written without it.
+LOCK_WAIT_S = 0.2
 
 _state: dict[str, Any] = {"level": None, "path": None, "stderr": False, "sink": None, "library": True}
 # A plugin's worker thread and the caller may write their first line at once: one sink, not two (one leaked).
@@ -150,26 +152,40 @@ class _LineFile:
 
     def write(self, text: str) -> None:
         data = text.encode("utf-8", "replace")
-        locked = self._lock(True)
+        locked = self._take()
         try:
-            size = os.fstat(self._fd).st_size
-            if size > 0 and os.pread(self._fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
+            # The end is known only under the lock: without it, a line being copied looks torn.
+            if locked:
+                size = os.fstat(self._fd).st_size
+                if size > 0 and os.pread(self._fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data
             os.write(self._fd, data)
         except OSError:
             pass
         finally:
             if locked:
-                self._lock(False)
+                try:
+                    self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
+                except OSError:
+                    pass
 
-    def _lock(self, take: bool) -> bool:
+    def _take(self) -> bool:
+        """The writers' lock, waited for at most LOCK_WAIT_S: a stopped process (Ctrl-Z) holding it must not stall hooks."""
         if self._fcntl is None:
             return False
-        try:
-            self._fcntl.flock(self._fd, self._fcntl.LOCK_EX if take else self._fcntl.LOCK_UN)
-            return True
-        except OSError:
-            return False
+        import time
+
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                self._fcntl.flock(self._fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False  # written unlocked, whole in one write; only the torn-line check is skipped
+                time.sleep(0.001)
+            except OSError:
+                return False
 
     def flush(self) -> None:
         pass

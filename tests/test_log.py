@@ -62,13 +62,14 @@ def test_the_log_is_rotated_at_its_cap_and_keeps_a_bounded_number_of_files(tmp_p
     assert all((folder / name).stat().st_mode & 0o777 == 0o600 for name in files)
 
 
-def test_a_line_waits_for_another_process_s_line_being_written_and_follows_it_whole(tmp_path):
+def test_a_line_waits_for_another_process_s_line_being_written_and_follows_it_whole(tmp_path, monkeypatch):
     # Seen in CI (64 dispatchers at once): a process opening the log read its last byte while another
     # process's line of several pages was half copied (the size grows a page at a time), took the file
     # for torn and began with a newline: an empty line. Writers now take an flock for each line and read
     # the end under it. The other writer here holds the lock with half its line written.
     import fcntl
 
+    monkeypatch.setattr(log, "LOCK_WAIT_S", 60.0)  # the bound has its own test; here the line must wait
     path = tmp_path / "home" / "logs" / "omcm.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"event": "whole"}) + "\n")
@@ -105,3 +106,24 @@ def test_a_line_after_a_torn_one_starts_on_its_own_line(tmp_path):
     lines = path.read_text().splitlines()
     assert lines[1] == '{"event": "tor'
     assert [json.loads(line)["event"] for line in (lines[0], *lines[2:])] == ["whole", "after", "again"]
+
+
+def test_a_writer_holding_the_lock_forever_does_not_stop_the_log(tmp_path):
+    # A process stopped (Ctrl-Z, SIGSTOP) between its lock and its unlock: other writers wait a bounded time.
+    import fcntl
+
+    path = tmp_path / "home" / "logs" / "omcm.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"event": "whole"}) + "\n")
+    stuck = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fcntl.flock(stuck, fcntl.LOCK_EX)
+    try:
+        log.configure(tmp_path / "home", "info")
+        writer = threading.Thread(target=lambda: log.get_logger().info("still logged"), daemon=True)
+        writer.start()
+        writer.join(60)
+        assert not writer.is_alive()
+    finally:
+        os.close(stuck)
+        log.configure(None)
+    assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["whole", "still logged"]
